@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, and nothing that is already there.
+# Idempotent: a second run only checks (a few seconds) and prints "skip" for every item.
+#   - Rust target wasm32-unknown-unknown, clippy    (rustup)
+#   - wasm-bindgen-cli 0.2.130                       (cargo install; must equal the crate's pin)
+#   - Debian chromium + chromium-driver              (apt-get; for the browser test suites)
+#   - npm devDependencies (binaryen, playwright-core, typescript)  (npm ci)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+WASM_BINDGEN_VERSION="0.2.130"
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+case ":$PATH:" in *":$CARGO_BIN:"*) ;; *) export PATH="$CARGO_BIN:$PATH" ;; esac
+
+say() { printf 'setup: %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    say "need root for: $* (not root and no sudo)" >&2
+    return 1
+  fi
+}
+
+for tool in rustup cargo node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    say "missing required tool '$tool' (expected on this kind of machine)" >&2
+    exit 1
+  fi
+done
+
+# require(esm) without a flag, used by the package tests, needs Node >= 20.19.
+node -e '
+  const [maj, min] = process.versions.node.split(".").map(Number);
+  if (maj < 20 || (maj === 20 && min < 19)) {
+    console.error(`setup: Node ${process.versions.node} is too old: need >= 20.19`);
+    process.exit(1);
+  }'
+
+# 1. wasm target ---------------------------------------------------------------
+installed_targets="$(rustup target list --installed)"
+if grep -qx 'wasm32-unknown-unknown' <<<"$installed_targets"; then
+  say "skip   rustup target wasm32-unknown-unknown (installed)"
+else
+  say "install rustup target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# clippy (part of rustup's default profile; a minimal profile lacks it)
+if cargo clippy --version >/dev/null 2>&1; then
+  say "skip   rustup component clippy (installed)"
+else
+  say "install rustup component clippy"
+  rustup component add clippy
+fi
+
+# 2. wasm-bindgen-cli (wasm-bindgen + wasm-bindgen-test-runner) -----------------
+tool_version() { "$1" --version 2>/dev/null | awk '{print $2}' || true; }
+if [ "$(tool_version wasm-bindgen)" = "$WASM_BINDGEN_VERSION" ] &&
+   [ "$(tool_version wasm-bindgen-test-runner)" = "$WASM_BINDGEN_VERSION" ]; then
+  say "skip   wasm-bindgen-cli $WASM_BINDGEN_VERSION (installed)"
+else
+  say "install wasm-bindgen-cli $WASM_BINDGEN_VERSION (found: '$(tool_version wasm-bindgen)'; takes 2-5 min cold)"
+  # No --locked: one dependency pinned by the published lockfile is not served by the registry.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  if [ "$(tool_version wasm-bindgen)" != "$WASM_BINDGEN_VERSION" ]; then
+    say "wasm-bindgen on PATH is '$(command -v wasm-bindgen)' version '$(tool_version wasm-bindgen)', expected $WASM_BINDGEN_VERSION" >&2
+    exit 1
+  fi
+fi
+
+# 3. Chromium + chromedriver (Debian packages) ----------------------------------
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  say "skip   chromium + chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver present)"
+else
+  say "install chromium chromium-driver (apt-get)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver
+fi
+
+# 4. npm devDependencies ---------------------------------------------------------
+# node_modules/.package-lock.json is rewritten by every npm install: when it is missing or older
+# than package-lock.json, node_modules does not reflect the lockfile.
+if [ -f node_modules/.package-lock.json ] && ! [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  say "skip   npm ci (node_modules up to date with package-lock.json)"
+else
+  say "install npm packages (npm ci)"
+  if ! npm ci --no-audit --no-fund; then
+    say "npm ci failed; falling back to npm install"
+    npm install --no-audit --no-fund
+  fi
+  touch node_modules/.package-lock.json
+fi
+
+say "done"

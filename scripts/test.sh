@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Everything `npm test` (and .ci/run) runs, in order:
+#   setup -> clippy -> native cargo test -> wasm tests (Node + headless Chromium) -> package build
+#   -> tsc on the consumer file -> node:test against the built package (Node + Chromium).
+# Every stage runs even when an earlier independent one failed (stages that need the package
+# build are skipped when it failed), then a summary with durations and per-runner test counts.
+# Logs: tests/artifacts/logs/<stage>.log.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+case ":$PATH:" in *":$CARGO_BIN:"*) ;; *) export PATH="$CARGO_BIN:$PATH" ;; esac
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+LOGS="$ROOT/tests/artifacts/logs"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+
+STAGES=()      # "name|status|seconds|counts"
+FAILED=0
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# cargo/wasm-bindgen-test-runner print "test result: ok. N passed; M failed; K ignored; ..."
+cargo_counts() {
+  awk '/^test result: /{ for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+       END { printf "%d passed, %d failed, %d ignored", p, f, s }' "$1"
+}
+
+# Splits the wasm stage's counts: a suite run by wasm-bindgen-test-runner in the browser prints
+# "Running headless tests in Chrome" before its "test result" line; the others run in Node.
+wasm_split() {
+  awk '/^Running headless tests in /{ browser = 1 }
+       /^test result: /{ for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) n = $i; if ($(i+1) ~ /^failed/) f = $i }
+                         if (browser) { bp += n; bf += f } else { np += n; nf += f }; browser = 0 }
+       END { printf "node %d passed, %d failed; chromium %d passed, %d failed", np, nf, bp, bf }' "$1"
+}
+
+# Runs one stage: stage <name> <command...>; output goes to the terminal and to its log.
+stage() {
+  local name="$1"; shift
+  local log="$LOGS/$name.log" start status counts=""
+  printf '\n==> [%s] %s\n' "$name" "$*"
+  start="$(now)"
+  if "$@" 2>&1 | tee "$log"; then status=ok; else status=FAILED; FAILED=$((FAILED + 1)); fi
+  case "$name" in
+    cargo-native) counts="$(cargo_counts "$log")" ;;
+    wasm-node-chromium) counts="$(cargo_counts "$log") ($(wasm_split "$log"))" ;;
+  esac
+  STAGES+=("$name|$status|$(elapsed "$start" "$(now)")|$counts")
+  printf '<== [%s] %s in %ss\n' "$name" "$status" "$(elapsed "$start" "$(now)")"
+  [ "$status" = ok ]
+}
+
+skip_stage() {
+  printf '\n==> [%s] skipped: %s\n' "$1" "$2"
+  STAGES+=("$1|skipped|0.0|")
+}
+
+T0="$(now)"
+
+stage setup bash scripts/setup.sh || { echo "setup failed: nothing else can run" >&2; SETUP_FAILED=1; }
+
+if [ -z "${SETUP_FAILED:-}" ]; then
+  # Lints, natively with every feature and for the wasm binding (wasm32-only code); the crate
+  # denies unwrap/expect/indexing/overflow lints outside tests.
+  stage clippy bash -c 'set -e
+    cargo clippy --all-targets --all-features -- -D warnings
+    cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings' || true
+
+  stage cargo-native cargo test --no-fail-fast || true
+
+  # #[wasm_bindgen_test] suites: in Node, and in headless Chromium for the run_in_browser ones.
+  # CHROMEDRIVER is explicit (the runner prefers a geckodriver when one exists); webdriver.json at
+  # the repo root adds Chromium arguments.
+  stage wasm-node-chromium env CHROMEDRIVER=/usr/bin/chromedriver cargo test --no-fail-fast --target wasm32-unknown-unknown || true
+
+  if stage build node scripts/build.mjs; then
+    stage tsc node_modules/.bin/tsc --noEmit -p tests/types || true
+    COUNTS_JSON="$ROOT/tests/artifacts/node-test-counts.json"
+    rm -f "$COUNTS_JSON"
+    stage node-test node --test \
+      --test-reporter=spec --test-reporter-destination=stdout \
+      --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$COUNTS_JSON" \
+      tests/js/ || true
+  else
+    skip_stage tsc "package build failed"
+    skip_stage node-test "package build failed"
+  fi
+fi
+
+# ---- summary ------------------------------------------------------------------------------------
+TOTAL_SECONDS="$(elapsed "$T0" "$(now)")"
+echo
+echo "================================ summary ================================"
+printf '%-20s %-8s %8s  %s\n' stage status seconds tests
+for entry in "${STAGES[@]}"; do
+  IFS='|' read -r name status secs counts <<<"$entry"
+  printf '%-20s %-8s %8s  %s\n' "$name" "$status" "$secs" "$counts"
+done
+printf '%-20s %-8s %8s\n' total "" "$TOTAL_SECONDS"
+
+# Per-runner counts of the node:test stage (written by scripts/node-test-counts.mjs).
+if [ -s "${COUNTS_JSON:-/nonexistent}" ]; then
+  echo
+  echo "node:test runners:"
+  node -e '
+    const { groups } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    for (const [name, c] of Object.entries(groups)) {
+      const extra = c.skip + c.todo ? `, ${c.skip + c.todo} skipped` : "";
+      console.log(`  ${name.padEnd(64)} ${c.pass} passed, ${c.fail} failed${extra}`);
+    }' "$COUNTS_JSON"
+fi
+
+if [ "$FAILED" -gt 0 ] || [ -n "${SETUP_FAILED:-}" ]; then
+  echo "FAILED: $FAILED stage(s) failed (logs in tests/artifacts/logs/)"
+  RC=1
+else
+  echo "all stages passed in ${TOTAL_SECONDS}s"
+  RC=0
+fi
+
+# Closing line over all runners: cargo native + wasm (Node, Chromium) + node:test.
+node -e '
+  const fs = require("fs");
+  let pass = 0, fail = 0, skip = 0;
+  for (const log of ["cargo-native", "wasm-node-chromium"]) {
+    const file = `${process.argv[1]}/${log}.log`;
+    if (!fs.existsSync(file)) continue;
+    for (const m of fs.readFileSync(file, "utf8").matchAll(/^test result: \S+ (\d+) passed; (\d+) failed; (\d+) ignored/gm)) {
+      pass += +m[1]; fail += +m[2]; skip += +m[3];
+    }
+  }
+  if (fs.existsSync(process.argv[2])) {
+    const { totals } = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+    pass += totals.pass; fail += totals.fail; skip += totals.skip + totals.todo;
+  }
+  console.log(`total: ${pass} passed, ${fail} failed, ${skip} skipped`);
+' "$LOGS" "${COUNTS_JSON:-/nonexistent}"
+exit "$RC"

@@ -1,0 +1,36 @@
+//! # task-projection
+//!
+//! Decides what a user must see about their AI-agent tasks while REST snapshots and WebSocket
+//! events arrive late, twice or out of order. The rules of `SPEC.md` live in [`rules`] as pure
+//! functions over plain data, one module per rule family; [`wire`] validates the backend's JSON
+//! shapes (from `serde_json` natively, from JS values in the wasm binding) into rule types.
+//!
+//! * `rules` — no I/O, no JS, no allocation of wire objects: the only place decisions are made.
+//! * `wire` — translation of wire objects into rule types, with typed errors naming the field.
+//! * `wasm` — the wasm-bindgen binding (wasm32 only): translation, no rule logic.
+//! * `server` — storage and services behind the `server` feature (native only).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
+
+pub mod error;
+pub mod rules;
+pub mod wire;
+
+#[cfg(feature = "server")]
+pub mod server;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use error::{ErrorCode, WireError};

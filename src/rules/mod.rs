@@ -1,0 +1,23 @@
+//! The rules of SPEC.md as pure functions over plain data, one module per rule family. Nothing
+//! here knows about JavaScript, JSON or storage; this is the only place decisions are made.
+//!
+//! | module | SPEC |
+//! |---|---|
+//! | [`time`] | §2 timestamp order |
+//! | [`turn`] | §2 current-turn authority, visible turn history |
+//! | [`clarification`] | §3 scope, pending request, bundle, transcript, permission |
+//! | [`pending`] | §4 authoritative session/task pending action |
+//! | [`revision`] | §5 revision comparison and projection merge |
+//! | [`owner`] | §6 pending-owner resolution and selection settle |
+//! | [`summary`] | §7 status-summary merging |
+//! | [`lifecycle`] | §10 workflow policy normalization |
+
+pub mod clarification;
+pub mod lifecycle;
+pub mod model;
+pub mod owner;
+pub mod pending;
+pub mod revision;
+pub mod summary;
+pub mod time;
+pub mod turn;

@@ -1,0 +1,180 @@
+//! Pending-owner session resolution (SPEC §6): which session to open when the user clicks a task,
+//! and how an asynchronous selection settles.
+
+use super::model::{PendingAction, Session, Task};
+use super::pending::effective_task_pending_action;
+
+/// Where a task click navigates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner<'a> {
+    Session(&'a str),
+    /// Open the task without a session (fail closed).
+    TaskOnly,
+}
+
+/// Why [`resolve_owner`] decided what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerReason {
+    PendingOwner,
+    OwnerNotInputCapable,
+    PreferredSession,
+    PrimarySession,
+    FirstListedSession,
+    PreferredNotListed,
+    NoSession,
+}
+
+fn belongs_elsewhere(session: &Session, task_id: Option<&str>) -> bool {
+    matches!((session.task_id.as_deref(), task_id), (Some(s), Some(t)) if s != t)
+}
+
+/// Resolves the session to open for a task (SPEC §6).
+///
+/// * Pending task (`action` is `Some`): the first listed session that is input-capable and whose
+///   `pending_action` equals the task's action; none → task-only. Never the remembered, primary
+///   or first session.
+/// * Clean task: the preferred session if listed (and not known to belong to another task), else
+///   the first `is_primary`, else the first listed, else the preferred id.
+///
+/// `preferred` is the remembered session; pass it only when it has an environment.
+pub fn resolve_owner<'a>(
+    action: Option<PendingAction>,
+    task_id: Option<&str>,
+    sessions: &'a [Session],
+    preferred: Option<&'a str>,
+) -> (Owner<'a>, OwnerReason) {
+    let listed = || {
+        sessions
+            .iter()
+            .filter(move |s| !belongs_elsewhere(s, task_id))
+    };
+    if let Some(action) = action {
+        return match listed().find(|s| {
+            s.state.is_some_and(|state| state.is_input_capable()) && s.action() == Some(action)
+        }) {
+            Some(owner) => (Owner::Session(&owner.id), OwnerReason::PendingOwner),
+            None => (Owner::TaskOnly, OwnerReason::OwnerNotInputCapable),
+        };
+    }
+    if let Some(preferred) = preferred.filter(|p| !p.is_empty()) {
+        if let Some(session) = listed().find(|s| s.id == preferred) {
+            return (Owner::Session(&session.id), OwnerReason::PreferredSession);
+        }
+    }
+    if let Some(primary) = listed().find(|s| s.is_primary) {
+        return (Owner::Session(&primary.id), OwnerReason::PrimarySession);
+    }
+    if let Some(first) = listed().next() {
+        return (Owner::Session(&first.id), OwnerReason::FirstListedSession);
+    }
+    match preferred.filter(|p| !p.is_empty()) {
+        Some(preferred) => (Owner::Session(preferred), OwnerReason::PreferredNotListed),
+        None => (Owner::TaskOnly, OwnerReason::NoSession),
+    }
+}
+
+/// The task state a selection compares at settle: summary revision and effective action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskMark {
+    pub summary_revision: Option<u64>,
+    pub action: Option<PendingAction>,
+}
+
+impl TaskMark {
+    pub fn of(task: &Task) -> TaskMark {
+        TaskMark {
+            summary_revision: task.status_summary.and_then(|s| s.revision),
+            action: effective_task_pending_action(task),
+        }
+    }
+}
+
+/// How the session load of a selection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load<'a> {
+    Loaded(&'a [Session]),
+    Failed,
+    Aborted,
+}
+
+/// The facts at settle time of an asynchronous selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settle<'a> {
+    /// The task as captured when the selection began.
+    pub at_start: TaskMark,
+    /// The task now; `None` when its projection disappeared.
+    pub now: Option<TaskMark>,
+    pub task_id: Option<&'a str>,
+    /// A newer selection started.
+    pub superseded: bool,
+    /// The active task changed during the load (sticky).
+    pub active_task_changed: bool,
+    pub load: Load<'a>,
+    pub preferred: Option<&'a str>,
+}
+
+/// The outcome of a settled selection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectionOutcome<'a> {
+    Session(&'a str),
+    TaskOnly,
+    /// Do nothing: the selection no longer matters.
+    Inert,
+}
+
+/// Why [`settle_selection`] decided what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettleReason {
+    Superseded,
+    ActiveTaskChanged,
+    Aborted,
+    TaskGone,
+    TaskChangedDuringLoad,
+    LoadFailedPendingTask,
+    LoadFailedCleanTask,
+    Resolved(OwnerReason),
+}
+
+/// Settles an asynchronous selection (SPEC §6).
+pub fn settle_selection(settle: Settle<'_>) -> (SelectionOutcome<'_>, SettleReason) {
+    if settle.superseded {
+        return (SelectionOutcome::Inert, SettleReason::Superseded);
+    }
+    if settle.active_task_changed {
+        return (SelectionOutcome::Inert, SettleReason::ActiveTaskChanged);
+    }
+    if matches!(settle.load, Load::Aborted) {
+        return (SelectionOutcome::Inert, SettleReason::Aborted);
+    }
+    let Some(now) = settle.now else {
+        return (SelectionOutcome::Inert, SettleReason::TaskGone);
+    };
+    if now != settle.at_start {
+        return (
+            SelectionOutcome::TaskOnly,
+            SettleReason::TaskChangedDuringLoad,
+        );
+    }
+    let sessions = match settle.load {
+        Load::Loaded(sessions) => sessions,
+        _ if now.action.is_some() => {
+            return (
+                SelectionOutcome::TaskOnly,
+                SettleReason::LoadFailedPendingTask,
+            )
+        }
+        _ => {
+            let outcome = match settle.preferred.filter(|p| !p.is_empty()) {
+                Some(preferred) => SelectionOutcome::Session(preferred),
+                None => SelectionOutcome::TaskOnly,
+            };
+            return (outcome, SettleReason::LoadFailedCleanTask);
+        }
+    };
+    let (owner, reason) = resolve_owner(now.action, settle.task_id, sessions, settle.preferred);
+    let outcome = match owner {
+        Owner::Session(id) => SelectionOutcome::Session(id),
+        Owner::TaskOnly => SelectionOutcome::TaskOnly,
+    };
+    (outcome, SettleReason::Resolved(reason))
+}

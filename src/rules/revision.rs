@@ -1,0 +1,177 @@
+//! Revision comparison and projection merging (SPEC §5).
+//!
+//! Epochs are decimal strings of any length: they are compared as numbers by their digits, never
+//! as floats or fixed-width integers (`"10" > "9"`, `"18446744073709551616" > "18446744073709551615"`).
+
+use std::cmp::Ordering;
+
+use super::model::{PendingAction, Revision};
+
+/// An epoch is well formed when it is non-empty and all ASCII decimal digits.
+pub fn epoch_is_well_formed(epoch: &str) -> bool {
+    !epoch.is_empty() && epoch.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Numeric order of two well-formed epochs (leading zeros ignored).
+pub fn compare_epochs(a: &str, b: &str) -> Ordering {
+    let a = a.trim_start_matches('0');
+    let b = b.trim_start_matches('0');
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// Which revision of a comparison has a malformed epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Held,
+    Incoming,
+}
+
+/// Order of two revisions by (epoch, sequence); `Err` names the first side whose epoch is
+/// malformed (`a` is [`Side::Held`], `b` is [`Side::Incoming`]).
+pub fn compare_revisions(a: &Revision, b: &Revision) -> Result<Ordering, Side> {
+    if !epoch_is_well_formed(&a.epoch) {
+        return Err(Side::Held);
+    }
+    if !epoch_is_well_formed(&b.epoch) {
+        return Err(Side::Incoming);
+    }
+    Ok(compare_epochs(&a.epoch, &b.epoch).then(a.sequence.cmp(&b.sequence)))
+}
+
+/// Why [`can_replace`] decided what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplaceReason {
+    IncomingAbsent,
+    IncomingEpochMalformed,
+    NothingHeld,
+    HeldEpochMalformed,
+    NewerEpoch,
+    OlderEpoch,
+    NewerOrEqualSequence,
+    OlderRevisionRejected,
+}
+
+/// May `incoming` replace `held` (SPEC §5)? Present, well-formed epoch, and: nothing held, a
+/// malformed held epoch, a greater epoch, or an equal epoch with a sequence ≥ the held one
+/// (equal re-delivery is idempotent).
+pub fn can_replace(held: Option<&Revision>, incoming: Option<&Revision>) -> (bool, ReplaceReason) {
+    let Some(incoming) = incoming else {
+        return (false, ReplaceReason::IncomingAbsent);
+    };
+    if !epoch_is_well_formed(&incoming.epoch) {
+        return (false, ReplaceReason::IncomingEpochMalformed);
+    }
+    let Some(held) = held else {
+        return (true, ReplaceReason::NothingHeld);
+    };
+    if !epoch_is_well_formed(&held.epoch) {
+        return (true, ReplaceReason::HeldEpochMalformed);
+    }
+    match compare_epochs(&incoming.epoch, &held.epoch) {
+        Ordering::Greater => (true, ReplaceReason::NewerEpoch),
+        Ordering::Less => (false, ReplaceReason::OlderEpoch),
+        Ordering::Equal if incoming.sequence >= held.sequence => {
+            (true, ReplaceReason::NewerOrEqualSequence)
+        }
+        Ordering::Equal => (false, ReplaceReason::OlderRevisionRejected),
+    }
+}
+
+/// A session's pending projection: `action` is `None` when the key was omitted (unknown) and
+/// `Some(None)` when clean.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingProjection {
+    pub action: Option<Option<PendingAction>>,
+    pub revision: Option<Revision>,
+}
+
+/// How a projection merge resolves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MergeDecision {
+    /// The incoming revision replaces the held one: take the incoming value (an omitted incoming
+    /// value keeps the held value) and the incoming revision.
+    Advance,
+    /// A revision exists on either side but the incoming one may not replace: keep everything held.
+    KeepHeld,
+    /// Neither side has a revision (legacy): the incoming value wins unless omitted.
+    Legacy,
+}
+
+/// Decides a projection merge (SPEC §5) from the two revisions.
+pub fn merge_decision(held: Option<&Revision>, incoming: Option<&Revision>) -> MergeDecision {
+    if can_replace(held, incoming).0 {
+        MergeDecision::Advance
+    } else if held.is_some() || incoming.is_some() {
+        MergeDecision::KeepHeld
+    } else {
+        MergeDecision::Legacy
+    }
+}
+
+/// Merges an incoming projection into the held one (SPEC §5).
+pub fn merge_projection(
+    held: &PendingProjection,
+    incoming: &PendingProjection,
+) -> PendingProjection {
+    match merge_decision(held.revision.as_ref(), incoming.revision.as_ref()) {
+        MergeDecision::Advance => PendingProjection {
+            action: incoming.action.or(held.action),
+            revision: incoming.revision.clone(),
+        },
+        MergeDecision::KeepHeld => held.clone(),
+        MergeDecision::Legacy => PendingProjection {
+            action: incoming.action.or(held.action),
+            revision: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(epoch: &str, sequence: u64) -> Revision {
+        Revision {
+            epoch: epoch.into(),
+            sequence,
+        }
+    }
+
+    #[test]
+    fn epochs_compare_by_value_at_any_length() {
+        assert_eq!(compare_epochs("10", "9"), Ordering::Greater);
+        assert_eq!(compare_epochs("007", "7"), Ordering::Equal);
+        assert_eq!(
+            compare_epochs("18446744073709551616", "18446744073709551615"),
+            Ordering::Greater
+        );
+        assert_eq!(compare_epochs("0", "000"), Ordering::Equal);
+    }
+
+    #[test]
+    fn replace_rule() {
+        assert!(can_replace(None, Some(&r("1", 0))).0);
+        assert!(!can_replace(None, None).0);
+        assert!(!can_replace(None, Some(&r("", 0))).0);
+        assert!(can_replace(Some(&r("abc", 9)), Some(&r("1", 0))).0);
+        assert!(can_replace(Some(&r("7", 3)), Some(&r("7", 3))).0);
+        assert!(!can_replace(Some(&r("7", 3)), Some(&r("7", 2))).0);
+        assert!(can_replace(Some(&r("9", 5)), Some(&r("10", 1))).0);
+        assert!(!can_replace(Some(&r("10", 1)), Some(&r("9", 6))).0);
+    }
+
+    #[test]
+    fn merge_keeps_value_when_omitted() {
+        let held = PendingProjection {
+            action: Some(Some(PendingAction::Clarification)),
+            revision: Some(r("7", 1)),
+        };
+        let incoming = PendingProjection {
+            action: None,
+            revision: Some(r("7", 2)),
+        };
+        let merged = merge_projection(&held, &incoming);
+        assert_eq!(merged.action, Some(Some(PendingAction::Clarification)));
+        assert_eq!(merged.revision, Some(r("7", 2)));
+    }
+}

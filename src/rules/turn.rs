@@ -1,0 +1,213 @@
+//! Current-turn authority (SPEC §2).
+
+use std::cmp::Ordering;
+
+use super::model::{SessionState, TurnRecord};
+
+/// What is known of a session's current turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CurrentTurn<T> {
+    /// Turn history not loaded.
+    Unknown,
+    /// No eligible turn (or the session is quarantined).
+    None,
+    /// The current turn.
+    Turn(T),
+}
+
+impl<T> CurrentTurn<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> CurrentTurn<U> {
+        match self {
+            CurrentTurn::Unknown => CurrentTurn::Unknown,
+            CurrentTurn::None => CurrentTurn::None,
+            CurrentTurn::Turn(t) => CurrentTurn::Turn(f(t)),
+        }
+    }
+
+    pub fn turn(self) -> Option<T> {
+        match self {
+            CurrentTurn::Turn(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`current_turn`] decided what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnReason {
+    HistoryNotLoaded,
+    SessionNotInputCapable,
+    NoEligibleTurn,
+    OpenTurnOutranksCompleted,
+    NewestTurn,
+}
+
+/// A turn is eligible to be current: not a lifecycle record and not an unpublished reservation
+/// (`prompt_dispatch_pending` set, `prompt_dispatch_attempted` not set, no known message
+/// references it).
+pub fn is_eligible<T: TurnRecord>(turn: &T, is_referenced: impl Fn(&str) -> bool) -> bool {
+    let flags = turn.flags();
+    if flags.lifecycle_only {
+        return false;
+    }
+    let reservation = flags.prompt_dispatch_pending && !flags.prompt_dispatch_attempted;
+    !reservation || is_referenced(turn.id())
+}
+
+/// The authority order of turns: open before completed, then `started_at`, `created_at`, `id`
+/// (greater is more current).
+pub fn authority_order<T: TurnRecord>(a: &T, b: &T) -> Ordering {
+    a.is_open()
+        .cmp(&b.is_open())
+        .then_with(|| a.started_at().cmp(b.started_at()))
+        .then_with(|| a.created_at().cmp(b.created_at()))
+        .then_with(|| a.id().cmp(b.id()))
+}
+
+/// The current turn of a session (SPEC §2): `turns` is `None` when the history is not loaded;
+/// `state` is `None` when the session state is unknown. Returns the index into `turns`.
+pub fn current_turn<T: TurnRecord>(
+    turns: Option<&[T]>,
+    state: Option<SessionState>,
+    is_referenced: impl Fn(&str) -> bool,
+) -> (CurrentTurn<usize>, TurnReason) {
+    let Some(turns) = turns else {
+        return (CurrentTurn::Unknown, TurnReason::HistoryNotLoaded);
+    };
+    if let Some(state) = state {
+        if !state.is_input_capable() {
+            return (CurrentTurn::None, TurnReason::SessionNotInputCapable);
+        }
+    }
+    let mut best: Option<(usize, &T)> = None;
+    let mut saw_completed = false;
+    for (index, turn) in turns.iter().enumerate() {
+        if !is_eligible(turn, &is_referenced) {
+            continue;
+        }
+        saw_completed |= !turn.is_open();
+        // A complete tie keeps the first.
+        if best.is_none_or(|(_, held)| authority_order(turn, held) == Ordering::Greater) {
+            best = Some((index, turn));
+        }
+    }
+    match best {
+        None => (CurrentTurn::None, TurnReason::NoEligibleTurn),
+        Some((index, turn)) if turn.is_open() && saw_completed => (
+            CurrentTurn::Turn(index),
+            TurnReason::OpenTurnOutranksCompleted,
+        ),
+        Some((index, _)) => (CurrentTurn::Turn(index), TurnReason::NewestTurn),
+    }
+}
+
+/// Visible turn history (SPEC §2): every published turn, lifecycle or not, ascending by
+/// `started_at`, `created_at`, `id`. Returns indices into `turns`; equal keys keep input order.
+pub fn visible_turn_history<T: TurnRecord>(
+    turns: &[T],
+    is_referenced: impl Fn(&str) -> bool,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..turns.len())
+        .filter(|&i| {
+            turns.get(i).is_some_and(|turn| {
+                let flags = turn.flags();
+                !(flags.prompt_dispatch_pending
+                    && !flags.prompt_dispatch_attempted
+                    && !is_referenced(turn.id()))
+            })
+        })
+        .collect();
+    // The key order is total (see `time`), so the stable sort cannot panic.
+    order.sort_by(|&a, &b| match (turns.get(a), turns.get(b)) {
+        (Some(a), Some(b)) => a
+            .started_at()
+            .cmp(b.started_at())
+            .then_with(|| a.created_at().cmp(b.created_at()))
+            .then_with(|| a.id().cmp(b.id())),
+        _ => Ordering::Equal,
+    });
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::model::{Turn, TurnFlags};
+    use crate::rules::time::Timestamp;
+
+    fn turn(id: &str, started: &str, created: &str, completed: bool) -> Turn {
+        Turn {
+            id: id.into(),
+            completed,
+            started_at: Timestamp::parse(started),
+            created_at: Timestamp::parse(created),
+            flags: TurnFlags::default(),
+        }
+    }
+
+    const T0: &str = "2026-11-29T12:00:00Z";
+    const T1: &str = "2026-11-29T12:00:01Z";
+
+    fn none(_: &str) -> bool {
+        false
+    }
+
+    #[test]
+    fn unknown_none_and_single() {
+        assert_eq!(
+            current_turn::<Turn>(None, None, none).0,
+            CurrentTurn::Unknown
+        );
+        assert_eq!(
+            current_turn::<Turn>(Some(&[]), None, none).0,
+            CurrentTurn::None
+        );
+        let turns = [turn("a", T0, T0, true)];
+        assert_eq!(
+            current_turn(Some(&turns[..]), None, none).0,
+            CurrentTurn::Turn(0)
+        );
+    }
+
+    #[test]
+    fn open_outranks_completed_with_reason() {
+        let turns = [turn("c", T1, T1, true), turn("o", T0, T0, false)];
+        assert_eq!(
+            current_turn(Some(&turns[..]), None, none),
+            (CurrentTurn::Turn(1), TurnReason::OpenTurnOutranksCompleted)
+        );
+    }
+
+    #[test]
+    fn complete_tie_keeps_first() {
+        let turns = [turn("x", T0, T0, true), turn("x", T0, T0, true)];
+        assert_eq!(
+            current_turn(Some(&turns[..]), None, none).0,
+            CurrentTurn::Turn(0)
+        );
+    }
+
+    #[test]
+    fn reservation_counts_once_referenced() {
+        let mut reserved = turn("r", T1, T1, false);
+        reserved.flags.prompt_dispatch_pending = true;
+        let turns = [turn("a", T0, T0, true), reserved];
+        assert_eq!(
+            current_turn(Some(&turns[..]), None, none).0,
+            CurrentTurn::Turn(0)
+        );
+        assert_eq!(
+            current_turn(Some(&turns[..]), None, |id| id == "r").0,
+            CurrentTurn::Turn(1)
+        );
+        assert_eq!(visible_turn_history(&turns, none), vec![0]);
+    }
+
+    #[test]
+    fn visible_history_ascending_with_lifecycle() {
+        let mut life = turn("life", T1, T1, true);
+        life.flags.lifecycle_only = true;
+        let turns = [life, turn("b", T0, T1, true), turn("a", T0, T1, true)];
+        assert_eq!(visible_turn_history(&turns, none), vec![2, 1, 0]);
+    }
+}

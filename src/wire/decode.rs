@@ -1,0 +1,388 @@
+//! Decoders from wire values to rule types. Strict about types (a wrong type is an error naming
+//! the field), lenient about absence where SPEC gives absence a meaning.
+
+use crate::error::WireError;
+use crate::rules::clarification::Scope;
+use crate::rules::model::{
+    Message, MessageKind, PendingAction, RequestStatus, Revision, Session, SessionState,
+    StatusSummary, Task, Turn, TurnFlags,
+};
+use crate::rules::revision::PendingProjection;
+use crate::rules::time::Timestamp;
+use crate::rules::turn::CurrentTurn;
+
+use super::{Kind, Path, Wire};
+
+fn invalid_type<W: Wire>(value: &W, path: &Path<'_>, expected: &'static str) -> WireError {
+    WireError::InvalidType {
+        field: path.to_string(),
+        expected,
+        got: value.kind().name(),
+    }
+}
+
+fn invalid_revision(path: &Path<'_>, problem: &'static str) -> WireError {
+    WireError::InvalidRevision {
+        field: path.to_string(),
+        problem,
+    }
+}
+
+/// The length of a required array.
+pub fn array<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
+    match value.kind() {
+        Kind::Array => Ok(value.len()),
+        _ => Err(invalid_type(value, path, "an array")),
+    }
+}
+
+/// A required object.
+pub fn object<W: Wire>(value: &W, path: &Path<'_>) -> Result<(), WireError> {
+    match value.kind() {
+        Kind::Object => Ok(()),
+        _ => Err(invalid_type(value, path, "an object")),
+    }
+}
+
+/// An object, or `None` for `undefined`/`null`.
+fn optional_object<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
+    match value.kind() {
+        Kind::Object => Ok(true),
+        Kind::Undefined | Kind::Null => Ok(false),
+        _ => Err(invalid_type(value, path, "an object or null")),
+    }
+}
+
+/// A flag is set only when its value is exactly `true`, `1`, `"true"` or `"1"` (SPEC §2).
+pub fn flag<W: Wire>(value: &W) -> bool {
+    match value.kind() {
+        Kind::Bool => value.boolean() == Some(true),
+        Kind::Number => value.number() == Some(1.0),
+        Kind::String => matches!(value.string().as_deref(), Some("true" | "1")),
+        _ => false,
+    }
+}
+
+/// A required string.
+pub fn string<W: Wire>(value: &W, path: &Path<'_>) -> Result<String, WireError> {
+    match value.string() {
+        Some(text) => Ok(text.into_owned()),
+        None => Err(invalid_type(value, path, "a string")),
+    }
+}
+
+/// A string, or `None` for `undefined`/`null`.
+pub fn optional_string<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<String>, WireError> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    string(value, path).map(Some)
+}
+
+/// An identifier where `""` means none (`turn_id`, `pending_id`).
+fn optional_id<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<String>, WireError> {
+    Ok(optional_string(value, path)?.filter(|id| !id.is_empty()))
+}
+
+/// A timestamp; absent or `null` is the lowest timestamp.
+pub fn timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Timestamp, WireError> {
+    Ok(optional_timestamp(value, path)?.unwrap_or_default())
+}
+
+/// A timestamp, or `None` for `undefined`/`null`.
+pub fn optional_timestamp<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<Option<Timestamp>, WireError> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    match value.string() {
+        Some(text) => Ok(Some(Timestamp::parse(&text))),
+        None => Err(invalid_type(value, path, "a timestamp string")),
+    }
+}
+
+/// A session `state`; `None` (unknown) for `undefined`/`null`.
+pub fn session_state<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<Option<SessionState>, WireError> {
+    Ok(optional_string(value, path)?.map(|s| SessionState::parse(&s)))
+}
+
+/// A `pending_action` key: `None` when omitted (`undefined`), `Some(None)` for `null` (clean).
+pub fn pending_action<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<Option<Option<PendingAction>>, WireError> {
+    match value.kind() {
+        Kind::Undefined => Ok(None),
+        Kind::Null => Ok(Some(None)),
+        Kind::String => {
+            let text = value.string().unwrap_or_default();
+            match PendingAction::parse(&text) {
+                Some(action) => Ok(Some(Some(action))),
+                None => Err(WireError::InvalidValue {
+                    field: path.to_string(),
+                    problem: format!(
+                        "expected \"clarification\", \"permission\" or null, got \"{text}\""
+                    ),
+                }),
+            }
+        }
+        _ => Err(invalid_type(
+            value,
+            path,
+            "\"clarification\", \"permission\" or null",
+        )),
+    }
+}
+
+/// A non-negative integer, or `None` for `undefined`/`null`.
+fn optional_unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
+    match value.kind() {
+        Kind::Undefined | Kind::Null => Ok(None),
+        Kind::Number => match value.unsigned() {
+            Some(n) => Ok(Some(n)),
+            None => Err(WireError::InvalidValue {
+                field: path.to_string(),
+                problem: String::from("expected a non-negative integer"),
+            }),
+        },
+        _ => Err(invalid_type(value, path, "a non-negative integer")),
+    }
+}
+
+/// A revision `{epoch, sequence}`, or `None` for `undefined`/`null` (SPEC §5). The epoch must
+/// be a string (its digits are checked by the rules); the sequence a non-negative integer.
+pub fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, WireError> {
+    match value.kind() {
+        Kind::Undefined | Kind::Null => return Ok(None),
+        Kind::Object => {}
+        _ => {
+            return Err(invalid_revision(
+                path,
+                "expected a revision object {epoch, sequence}",
+            ))
+        }
+    }
+    let epoch_path = path.key("epoch");
+    let epoch = value
+        .get("epoch")
+        .string()
+        .map(|e| e.into_owned())
+        .ok_or_else(|| invalid_revision(&epoch_path, "expected a decimal string"))?;
+    let sequence_path = path.key("sequence");
+    let sequence_value = value.get("sequence");
+    let sequence = match sequence_value.kind() {
+        Kind::Number | Kind::Other => sequence_value.unsigned(),
+        _ => None,
+    }
+    .ok_or_else(|| invalid_revision(&sequence_path, "expected a non-negative integer"))?;
+    Ok(Some(Revision { epoch, sequence }))
+}
+
+/// A pending projection object `{pending_action?, pending_action_revision?}`; `undefined`/`null`
+/// is the empty projection (nothing known).
+pub fn projection<W: Wire>(value: &W, path: &Path<'_>) -> Result<PendingProjection, WireError> {
+    if !optional_object(value, path)? {
+        return Ok(PendingProjection::default());
+    }
+    Ok(PendingProjection {
+        action: pending_action(&value.get("pending_action"), &path.key("pending_action"))?,
+        revision: revision(
+            &value.get("pending_action_revision"),
+            &path.key("pending_action_revision"),
+        )?,
+    })
+}
+
+/// A turn (SPEC §1).
+pub fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
+    object(value, path)?;
+    let completed_at = value.get("completed_at");
+    let completed = optional_timestamp(&completed_at, &path.key("completed_at"))?.is_some();
+    let metadata = value.get("metadata");
+    let metadata_path = path.key("metadata");
+    optional_object(&metadata, &metadata_path)?;
+    Ok(Turn {
+        id: string(&value.get("id"), &path.key("id"))?,
+        completed,
+        started_at: timestamp(&value.get("started_at"), &path.key("started_at"))?,
+        created_at: timestamp(&value.get("created_at"), &path.key("created_at"))?,
+        flags: TurnFlags {
+            lifecycle_only: flag(&metadata.get("lifecycle_only")),
+            prompt_dispatch_pending: flag(&metadata.get("prompt_dispatch_pending")),
+            prompt_dispatch_attempted: flag(&metadata.get("prompt_dispatch_attempted")),
+        },
+    })
+}
+
+/// A turn list; `None` (history not loaded) for `undefined`/`null`.
+pub fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn>>, WireError> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    let len = array(value, path)?;
+    (0..len)
+        .map(|i| turn(&value.at(i), &path.index(i)))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A message (SPEC §1); its id is `id`, or `message_id` as WebSocket payloads spell it.
+pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError> {
+    object(value, path)?;
+    let mut id = value.get("id");
+    if id.kind() == Kind::Undefined {
+        let alias = value.get("message_id");
+        if alias.kind() != Kind::Undefined {
+            id = alias;
+        }
+    }
+    let kind = optional_string(&value.get("type"), &path.key("type"))?
+        .map_or(MessageKind::Other, |t| MessageKind::parse(&t));
+    let metadata = value.get("metadata");
+    let metadata_path = path.key("metadata");
+    optional_object(&metadata, &metadata_path)?;
+    let status = optional_string(&metadata.get("status"), &metadata_path.key("status"))?;
+    Ok(Message {
+        id: string(&id, &path.key("id"))?,
+        turn_id: optional_id(&value.get("turn_id"), &path.key("turn_id"))?,
+        kind,
+        status: RequestStatus::parse(status.as_deref()),
+        pending_id: optional_id(
+            &metadata.get("pending_id"),
+            &metadata_path.key("pending_id"),
+        )?,
+        question_total: metadata.get("question_total").number(),
+        created_at: timestamp(&value.get("created_at"), &path.key("created_at"))?,
+        updated_at: optional_timestamp(&value.get("updated_at"), &path.key("updated_at"))?,
+    })
+}
+
+/// A required message array.
+pub fn messages<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Message>, WireError> {
+    let len = array(value, path)?;
+    (0..len)
+        .map(|i| message(&value.at(i), &path.index(i)))
+        .collect()
+}
+
+/// A message array where `undefined`/`null` means none loaded.
+pub fn optional_messages<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Message>, WireError> {
+    if value.is_absent() {
+        return Ok(Vec::new());
+    }
+    messages(value, path)
+}
+
+/// A decoded discovery scope, owning its turn id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeArg {
+    pub current_turn: CurrentTurn<String>,
+    pub pending_action: Option<Option<PendingAction>>,
+}
+
+impl ScopeArg {
+    pub fn as_scope(&self) -> Scope<'_> {
+        Scope {
+            current_turn: match &self.current_turn {
+                CurrentTurn::Unknown => CurrentTurn::Unknown,
+                CurrentTurn::None => CurrentTurn::None,
+                CurrentTurn::Turn(id) => CurrentTurn::Turn(id.as_str()),
+            },
+            pending_action: self.pending_action,
+        }
+    }
+}
+
+/// A discovery scope `{currentTurnId?, pendingAction?}`; `None` (the legacy scan) when the
+/// argument is `undefined` or `null`.
+pub fn scope<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<ScopeArg>, WireError> {
+    if !optional_object(value, path)? {
+        return Ok(None);
+    }
+    let turn = value.get("currentTurnId");
+    let turn_path = path.key("currentTurnId");
+    let current_turn = match turn.kind() {
+        Kind::Undefined => CurrentTurn::Unknown,
+        Kind::Null => CurrentTurn::None,
+        _ => CurrentTurn::Turn(string(&turn, &turn_path)?),
+    };
+    Ok(Some(ScopeArg {
+        current_turn,
+        pending_action: pending_action(&value.get("pendingAction"), &path.key("pendingAction"))?,
+    }))
+}
+
+/// A session (SPEC §1).
+pub fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError> {
+    object(value, path)?;
+    Ok(Session {
+        id: string(&value.get("id"), &path.key("id"))?,
+        task_id: optional_string(&value.get("task_id"), &path.key("task_id"))?,
+        state: session_state(&value.get("state"), &path.key("state"))?,
+        is_primary: flag(&value.get("is_primary")),
+        pending_action: pending_action(&value.get("pending_action"), &path.key("pending_action"))?,
+        pending_action_revision: revision(
+            &value.get("pending_action_revision"),
+            &path.key("pending_action_revision"),
+        )?,
+    })
+}
+
+/// A required session array.
+pub fn sessions<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Session>, WireError> {
+    let len = array(value, path)?;
+    (0..len)
+        .map(|i| session(&value.at(i), &path.index(i)))
+        .collect()
+}
+
+/// A status summary; `None` for `undefined`/`null`.
+pub fn summary<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<StatusSummary>, WireError> {
+    if !optional_object(value, path)? {
+        return Ok(None);
+    }
+    Ok(Some(StatusSummary {
+        revision: optional_unsigned(&value.get("revision"), &path.key("revision"))?,
+        pending_action: pending_action(&value.get("pending_action"), &path.key("pending_action"))?
+            .flatten(),
+    }))
+}
+
+/// A task (SPEC §1).
+pub fn task<W: Wire>(value: &W, path: &Path<'_>) -> Result<Task, WireError> {
+    object(value, path)?;
+    Ok(Task {
+        id: optional_string(&value.get("id"), &path.key("id"))?,
+        status_summary: summary(&value.get("status_summary"), &path.key("status_summary"))?,
+        status_summary_invalidated: flag(&value.get("status_summary_invalidated")),
+        task_pending_action: pending_action(
+            &value.get("task_pending_action"),
+            &path.key("task_pending_action"),
+        )?
+        .flatten(),
+        primary_session_pending_action: pending_action(
+            &value.get("primary_session_pending_action"),
+            &path.key("primary_session_pending_action"),
+        )?
+        .flatten(),
+    })
+}
+
+/// A boolean argument; `undefined`/`null` is `false`.
+pub fn boolean<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
+    match value.kind() {
+        Kind::Undefined | Kind::Null => Ok(false),
+        Kind::Bool => Ok(value.boolean() == Some(true)),
+        _ => Err(invalid_type(value, path, "a boolean")),
+    }
+}
+
+/// A non-negative integer argument, or `None` for `undefined`/`null`.
+pub fn unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
+    optional_unsigned(value, path)
+}

@@ -1,0 +1,104 @@
+//! Translation of the backend's wire objects (SPEC §1) into rule types.
+//!
+//! Decoding is written once, generic over [`Wire`]: a read-only view of a JSON-like value.
+//! `serde_json::Value` implements it here (native callers, the server, the native tests); the
+//! wasm binding implements it for `JsValue`. Errors name the offending field by path.
+
+pub mod api;
+mod decode;
+mod json;
+
+use std::borrow::Cow;
+use std::fmt;
+
+pub use decode::*;
+pub use json::Json;
+
+/// The JSON/JS type of a value, as far as decoding cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// JS `undefined`, or an absent key.
+    Undefined,
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+    /// Anything else (functions, symbols, bigints).
+    Other,
+}
+
+impl Kind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Undefined => "undefined",
+            Kind::Null => "null",
+            Kind::Bool => "boolean",
+            Kind::Number => "number",
+            Kind::String => "string",
+            Kind::Array => "array",
+            Kind::Object => "object",
+            Kind::Other => "a non-JSON value",
+        }
+    }
+}
+
+/// A read-only view of a JSON-like value.
+#[allow(clippy::len_without_is_empty)]
+pub trait Wire: Sized {
+    fn kind(&self) -> Kind;
+    /// The property `key` of an object; [`Kind::Undefined`] when absent or not an object.
+    fn get(&self, key: &str) -> Self;
+    /// The length of an array (0 for anything else).
+    fn len(&self) -> usize;
+    /// The element `index` of an array; [`Kind::Undefined`] when out of range.
+    fn at(&self, index: usize) -> Self;
+    fn string(&self) -> Option<Cow<'_, str>>;
+    fn number(&self) -> Option<f64>;
+    fn boolean(&self) -> Option<bool>;
+    /// A non-negative integer that fits `u64` (exactly, where the source can say so).
+    fn unsigned(&self) -> Option<u64> {
+        integral_u64(self.number()?)
+    }
+    fn is_absent(&self) -> bool {
+        matches!(self.kind(), Kind::Undefined | Kind::Null)
+    }
+}
+
+/// `n` as a `u64` when it is a non-negative integer below 2^64 (every such `f64` converts
+/// exactly).
+pub fn integral_u64(n: f64) -> Option<u64> {
+    (n >= 0.0 && n.fract() == 0.0 && n < 18_446_744_073_709_551_616.0).then(|| {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let n = n as u64;
+        n
+    })
+}
+
+/// The path of a value inside the arguments, for error messages (`messages[2].metadata.status`).
+#[derive(Clone, Copy, Debug)]
+pub enum Path<'a> {
+    Root(&'static str),
+    Key(&'a Path<'a>, &'static str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    pub fn key(&'a self, key: &'static str) -> Path<'a> {
+        Path::Key(self, key)
+    }
+    pub fn index(&'a self, index: usize) -> Path<'a> {
+        Path::Index(self, index)
+    }
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}

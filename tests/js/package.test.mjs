@@ -1,0 +1,172 @@
+// Packaging checks on the built pkg/, through the package name `task-projection` as an app sees it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as nodeEntry from 'task-projection';
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+const pkgJsonPath = require.resolve('task-projection/package.json');
+const pkgDir = path.dirname(pkgJsonPath);
+const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
+const webEntryUrl = pathToFileURL(path.join(pkgDir, 'task_projection.js')).href;
+
+/** Export names listed in the table of docs/js-api.md (first column). */
+function documentedExports() {
+  const doc = readFileSync(path.join(repoRoot, 'docs/js-api.md'), 'utf8');
+  const names = new Set();
+  for (const line of doc.split('\n')) {
+    if (!line.startsWith('| `')) continue;
+    const firstCell = line.split(/(?<!\\)\|/)[1];
+    for (const m of firstCell.matchAll(/`([A-Za-z_$][\w$]*)\(/g)) names.add(m[1]);
+  }
+  return [...names];
+}
+
+/** Runs an ES module snippet in a fresh Node process, from tests/js (so `task-projection` resolves). */
+function runFresh(source) {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', source], { cwd: here, encoding: 'utf8' });
+  assert.equal(r.status, 0, `child process failed:\n${r.stderr}`);
+  return r.stdout.trim();
+}
+
+describe('pkg/package.json', () => {
+  test('is the task-projection ES module package generated from Cargo.toml', () => {
+    const cargo = readFileSync(path.join(repoRoot, 'Cargo.toml'), 'utf8');
+    const version = cargo.match(/^\[package\][^[]*?^version\s*=\s*"([^"]+)"/ms)?.[1];
+    assert.equal(pkg.name, 'task-projection');
+    assert.equal(pkg.version, version);
+    assert.equal(pkg.type, 'module');
+  });
+
+  test('exports lists types, node, edge-light, default in that order', () => {
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'node', 'edge-light', 'default']);
+    assert.deepEqual(pkg.exports['.'], {
+      types: './task_projection.d.ts',
+      node: './node.js',
+      'edge-light': './node.js',
+      default: './task_projection.js',
+    });
+    assert.equal(pkg.exports['./package.json'], './package.json');
+  });
+
+  test('main/module/types, files and sideEffects', () => {
+    assert.equal(pkg.main, './node.js');
+    assert.equal(pkg.module, './task_projection.js');
+    assert.equal(pkg.types, './task_projection.d.ts');
+    assert.deepEqual(pkg.sideEffects, ['./node.js']);
+    for (const f of ['node.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm']) {
+      assert.ok(pkg.files.includes(f), `files lists ${f}`);
+      assert.doesNotThrow(() => readFileSync(path.join(pkgDir, f)), `${f} exists`);
+    }
+  });
+
+  test('import and require both resolve to the node entry', () => {
+    assert.equal(require.resolve('task-projection'), path.join(pkgDir, 'node.js'));
+    const viaImport = import.meta.resolve('task-projection');
+    assert.equal(viaImport, pathToFileURL(path.join(pkgDir, 'node.js')).href);
+  });
+});
+
+describe('entries', () => {
+  test('node.js and task_projection.js export the same names, including default', async () => {
+    const web = await import(webEntryUrl);
+    const names = (ns) => Object.keys(ns).sort();
+    assert.deepEqual(names(nodeEntry), names(web));
+    assert.ok(names(nodeEntry).includes('default'));
+    assert.ok(names(nodeEntry).includes('initSync'));
+    for (const name of names(web)) {
+      assert.equal(typeof nodeEntry[name], typeof web[name], `${name} has the same type in both entries`);
+    }
+  });
+
+  test('require(esm) returns the same API as import', () => {
+    const required = require('task-projection');
+    const names = Object.keys(required).filter((k) => k !== '__esModule').sort();
+    assert.deepEqual(names, Object.keys(nodeEntry).sort());
+    for (const name of names) assert.equal(required[name], nodeEntry[name], name);
+  });
+
+  test('every function in the docs/js-api.md table is exported as a function', () => {
+    const documented = documentedExports();
+    assert.ok(documented.length >= 18, `parsed ${documented.length} names from docs/js-api.md: ${documented.join(', ')}`);
+    const missing = documented.filter((name) => typeof nodeEntry[name] !== 'function');
+    assert.equal(missing.join(', '), '', 'documented in docs/js-api.md but not exported as functions');
+  });
+
+  test('node.js has no top-level await (require(esm) would reject it) and embeds the wasm', () => {
+    const src = readFileSync(path.join(pkgDir, 'node.js'), 'utf8');
+    // Code only: drop comments and the base64 payload line (never print it: it is large).
+    const code = src
+      .split('\n')
+      .filter((line) => !/^\s*(\/\/|\/?\*)/.test(line) && !line.startsWith('const WASM_BASE64'))
+      .join('\n');
+    assert.ok(!/\bawait\b/.test(code), `node.js code uses await:\n${code}`);
+    assert.ok(/initSync\(\{ module: /.test(code), 'node.js calls initSync({ module })');
+    assert.ok(!/readFileSync|fetch\(|import\.meta\.url|process\./.test(code), `node.js must not read files, fetch or use process:\n${code}`);
+    assert.ok(/^const WASM_BASE64 = '[A-Za-z0-9+/=]+';$/m.test(src), 'node.js embeds the wasm as base64');
+    // The strongest check: a synchronous require() of both entries succeeds.
+    const r = spawnSync(
+      process.execPath,
+      ['-e', `require(${JSON.stringify(path.join(pkgDir, 'node.js'))}); require(${JSON.stringify(path.join(pkgDir, 'task_projection.js'))});`],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  test('importing the node entry needs no init (fresh process)', () => {
+    const out = runFresh(`
+      import { normalizeStartPolicy, normalizeEndPolicy } from 'task-projection';
+      console.log(JSON.stringify([normalizeStartPolicy(' new '), normalizeEndPolicy(' park ')]));
+    `);
+    assert.deepEqual(JSON.parse(out), ['new', 'park']);
+  });
+
+  test('the node entry default init() is a no-op resolving to the wasm exports', async () => {
+    const init = nodeEntry.default;
+    assert.equal(typeof init, 'function');
+    const first = await init();
+    const again = await init({ module_or_path: 'ignored.wasm' });
+    assert.equal(first, again);
+    assert.ok(first && first.memory instanceof WebAssembly.Memory, 'resolves to the instance exports');
+    assert.equal(nodeEntry.initSync(), first, 'initSync() after init is also a no-op');
+    assert.equal(nodeEntry.normalizeStartPolicy('new'), 'new');
+  });
+});
+
+describe('errors', () => {
+  test('an engine error is an Error with code and field, and the instance stays usable', () => {
+    const { compareRevisions, currentTurnId, normalizeStartPolicy } = nodeEntry;
+    for (let i = 0; i < 500; i++) {
+      assert.throws(
+        () => compareRevisions({ epoch: 'abc', sequence: 1 }, { epoch: '1', sequence: 1 }),
+        (err) => err instanceof Error && err.code === 'malformed_epoch' && typeof err.field === 'string',
+      );
+      assert.throws(
+        () => currentTurnId(42),
+        (err) => err instanceof Error && err.code === 'invalid_type' && err.field === 'turns' && err.message.includes('turns'),
+      );
+    }
+    assert.equal(compareRevisions({ epoch: '10', sequence: 0 }, { epoch: '9', sequence: 5 }), 1);
+    assert.equal(currentTurnId([]), null);
+    assert.equal(normalizeStartPolicy('new'), 'new');
+  });
+
+  test('a bad element deep inside an argument names its path', () => {
+    const message = (id) => ({
+      id, session_id: 's1', task_id: 't1', turn_id: 'turn-1', author_type: 'agent', type: 'message',
+      created_at: '2025-01-01T12:00:00.000000000Z',
+    });
+    assert.throws(
+      () => nodeEntry.hasPendingPermission([message('m0'), message(7)]),
+      (err) => err.code === 'invalid_type' && err.field === 'messages[1].id' && err.message.includes('messages[1].id'),
+    );
+    assert.equal(nodeEntry.hasPendingPermission([]), false);
+  });
+});
