@@ -10,14 +10,18 @@
 //! | [`revision`] | §5 revision comparison and projection merge |
 //! | [`owner`] | §6 pending-owner resolution and selection settle |
 //! | [`summary`] | §7 status-summary merging |
-//! | [`lifecycle`] | §10 workflow policy normalization |
+//! | [`respond`] | §8 clarification bundle states and respond outcomes (server) |
+//! | [`stall`] | §9 stall detection and orphan healing (server) |
+//! | [`lifecycle`] | §10 workflow profile-session lifecycle |
 
 pub mod clarification;
 pub mod lifecycle;
 pub mod model;
 pub mod owner;
 pub mod pending;
+pub mod respond;
 pub mod revision;
+pub mod stall;
 pub mod summary;
 pub mod time;
 pub mod turn;

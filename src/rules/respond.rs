@@ -1,0 +1,1 @@
+//! Placeholder: written by the server-rules work (issue 4).
