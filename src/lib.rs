@@ -25,6 +25,7 @@
 
 pub mod error;
 pub mod rules;
+pub mod store;
 pub mod wire;
 
 #[cfg(feature = "server")]

@@ -19,3 +19,8 @@ fn errors_leave_the_instance_usable() {
 fn null_and_undefined_stay_apart() {
     wasm_common::null_and_undefined_stay_apart();
 }
+
+#[wasm_bindgen_test]
+fn store_scenarios_in_node() {
+    wasm_common::store::run_all();
+}

@@ -220,6 +220,7 @@ pub struct Turn {
     pub completed: bool,
     pub started_at: Timestamp,
     pub created_at: Timestamp,
+    pub updated_at: Option<Timestamp>,
     pub flags: TurnFlags,
 }
 
@@ -286,6 +287,36 @@ pub struct Revision {
     pub sequence: u64,
 }
 
+/// What the task-level rules read of a session.
+pub trait SessionRecord {
+    fn id(&self) -> &str;
+    /// The session's task, when known.
+    fn task_id(&self) -> Option<&str>;
+    /// `None` when the state is not known.
+    fn state(&self) -> Option<SessionState>;
+    fn is_primary(&self) -> bool;
+    /// The projected pending action; omitted counts as clean.
+    fn action(&self) -> Option<PendingAction>;
+}
+
+impl<S: SessionRecord + ?Sized> SessionRecord for &S {
+    fn id(&self) -> &str {
+        (**self).id()
+    }
+    fn task_id(&self) -> Option<&str> {
+        (**self).task_id()
+    }
+    fn state(&self) -> Option<SessionState> {
+        (**self).state()
+    }
+    fn is_primary(&self) -> bool {
+        (**self).is_primary()
+    }
+    fn action(&self) -> Option<PendingAction> {
+        (**self).action()
+    }
+}
+
 /// A session as listed by the backend (SPEC §1), the fields the rules read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Session {
@@ -299,9 +330,20 @@ pub struct Session {
     pub pending_action_revision: Option<Revision>,
 }
 
-impl Session {
-    /// The session's projected action, omitted counting as clean.
-    pub fn action(&self) -> Option<PendingAction> {
+impl SessionRecord for Session {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn task_id(&self) -> Option<&str> {
+        self.task_id.as_deref()
+    }
+    fn state(&self) -> Option<SessionState> {
+        self.state
+    }
+    fn is_primary(&self) -> bool {
+        self.is_primary
+    }
+    fn action(&self) -> Option<PendingAction> {
         self.pending_action.flatten()
     }
 }

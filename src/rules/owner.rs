@@ -1,7 +1,7 @@
 //! Pending-owner session resolution (SPEC §6): which session to open when the user clicks a task,
 //! and how an asynchronous selection settles.
 
-use super::model::{PendingAction, Session, Task};
+use super::model::{PendingAction, SessionRecord, Task};
 use super::pending::effective_task_pending_action;
 
 /// Where a task click navigates.
@@ -24,8 +24,8 @@ pub enum OwnerReason {
     NoSession,
 }
 
-fn belongs_elsewhere(session: &Session, task_id: Option<&str>) -> bool {
-    matches!((session.task_id.as_deref(), task_id), (Some(s), Some(t)) if s != t)
+fn belongs_elsewhere<S: SessionRecord>(session: &S, task_id: Option<&str>) -> bool {
+    matches!((session.task_id(), task_id), (Some(s), Some(t)) if s != t)
 }
 
 /// Resolves the session to open for a task (SPEC §6).
@@ -37,10 +37,10 @@ fn belongs_elsewhere(session: &Session, task_id: Option<&str>) -> bool {
 ///   the first `is_primary`, else the first listed, else the preferred id.
 ///
 /// `preferred` is the remembered session; pass it only when it has an environment.
-pub fn resolve_owner<'a>(
+pub fn resolve_owner<'a, S: SessionRecord>(
     action: Option<PendingAction>,
     task_id: Option<&str>,
-    sessions: &'a [Session],
+    sessions: &'a [S],
     preferred: Option<&'a str>,
 ) -> (Owner<'a>, OwnerReason) {
     let listed = || {
@@ -50,22 +50,22 @@ pub fn resolve_owner<'a>(
     };
     if let Some(action) = action {
         return match listed().find(|s| {
-            s.state.is_some_and(|state| state.is_input_capable()) && s.action() == Some(action)
+            s.state().is_some_and(|state| state.is_input_capable()) && s.action() == Some(action)
         }) {
-            Some(owner) => (Owner::Session(&owner.id), OwnerReason::PendingOwner),
+            Some(owner) => (Owner::Session(owner.id()), OwnerReason::PendingOwner),
             None => (Owner::TaskOnly, OwnerReason::OwnerNotInputCapable),
         };
     }
     if let Some(preferred) = preferred.filter(|p| !p.is_empty()) {
-        if let Some(session) = listed().find(|s| s.id == preferred) {
-            return (Owner::Session(&session.id), OwnerReason::PreferredSession);
+        if let Some(session) = listed().find(|s| s.id() == preferred) {
+            return (Owner::Session(session.id()), OwnerReason::PreferredSession);
         }
     }
-    if let Some(primary) = listed().find(|s| s.is_primary) {
-        return (Owner::Session(&primary.id), OwnerReason::PrimarySession);
+    if let Some(primary) = listed().find(|s| s.is_primary()) {
+        return (Owner::Session(primary.id()), OwnerReason::PrimarySession);
     }
     if let Some(first) = listed().next() {
-        return (Owner::Session(&first.id), OwnerReason::FirstListedSession);
+        return (Owner::Session(first.id()), OwnerReason::FirstListedSession);
     }
     match preferred.filter(|p| !p.is_empty()) {
         Some(preferred) => (Owner::Session(preferred), OwnerReason::PreferredNotListed),
@@ -91,15 +91,15 @@ impl TaskMark {
 
 /// How the session load of a selection ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Load<'a> {
-    Loaded(&'a [Session]),
+pub enum Load<'a, S> {
+    Loaded(&'a [S]),
     Failed,
     Aborted,
 }
 
 /// The facts at settle time of an asynchronous selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Settle<'a> {
+pub struct Settle<'a, S> {
     /// The task as captured when the selection began.
     pub at_start: TaskMark,
     /// The task now; `None` when its projection disappeared.
@@ -109,7 +109,7 @@ pub struct Settle<'a> {
     pub superseded: bool,
     /// The active task changed during the load (sticky).
     pub active_task_changed: bool,
-    pub load: Load<'a>,
+    pub load: Load<'a, S>,
     pub preferred: Option<&'a str>,
 }
 
@@ -136,7 +136,9 @@ pub enum SettleReason {
 }
 
 /// Settles an asynchronous selection (SPEC §6).
-pub fn settle_selection(settle: Settle<'_>) -> (SelectionOutcome<'_>, SettleReason) {
+pub fn settle_selection<S: SessionRecord>(
+    settle: Settle<'_, S>,
+) -> (SelectionOutcome<'_>, SettleReason) {
     if settle.superseded {
         return (SelectionOutcome::Inert, SettleReason::Superseded);
     }

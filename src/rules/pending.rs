@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::model::{
-    MessageKind, MessageRecord, PendingAction, Session, SessionState, Task, TurnRecord,
+    MessageKind, MessageRecord, PendingAction, SessionRecord, SessionState, Task, TurnRecord,
 };
 use super::turn::{current_turn, TurnReason};
 
@@ -28,11 +28,33 @@ pub fn session_pending_action<T: TurnRecord, M: MessageRecord>(
     turns: Option<&[T]>,
     messages: &[M],
 ) -> (Option<PendingAction>, SessionActionReason) {
+    session_pending_action_with(
+        state,
+        turns,
+        |turn_id| messages.iter().any(|m| m.turn_id() == Some(turn_id)),
+        |turn_id| messages.iter().filter(move |m| m.turn_id() == Some(turn_id)),
+    )
+}
+
+/// [`session_pending_action`] over an indexed transcript: `is_referenced` tells whether any known
+/// message references a turn, `in_turn` yields a turn's messages in order. Only the
+/// `clarification_request` and `permission_request` rows of the turn matter, so an index may
+/// yield just those.
+pub fn session_pending_action_with<'t, T, M, I>(
+    state: Option<SessionState>,
+    turns: Option<&'t [T]>,
+    is_referenced: impl Fn(&str) -> bool,
+    in_turn: impl FnOnce(&'t str) -> I,
+) -> (Option<PendingAction>, SessionActionReason)
+where
+    T: TurnRecord,
+    M: MessageRecord,
+    I: Iterator<Item = M>,
+{
     if state.is_some_and(SessionState::is_terminal) {
         return (None, SessionActionReason::TerminalSession);
     }
-    let referenced = |turn_id: &str| messages.iter().any(|m| m.turn_id() == Some(turn_id));
-    let (current, reason) = current_turn(turns, state, referenced);
+    let (current, reason) = current_turn(turns, state, is_referenced);
     let current_id = current
         .turn()
         .and_then(|index| turns.and_then(|t| t.get(index)))
@@ -45,7 +67,7 @@ pub fn session_pending_action<T: TurnRecord, M: MessageRecord>(
         };
         return (None, reason);
     };
-    turn_pending_action(messages.iter().filter(|m| m.turn_id() == Some(turn_id)))
+    turn_pending_action(in_turn(turn_id))
 }
 
 /// The pending action among the messages of one (current) turn, in array order.
@@ -83,12 +105,12 @@ pub fn turn_pending_action<M: MessageRecord>(
 
 /// The pending action of a task from its sessions' projections (SPEC §4): input-capable sessions
 /// only; permission on any session wins, then clarification, else clean.
-pub fn task_pending_action<'s>(
-    sessions: impl IntoIterator<Item = &'s Session>,
+pub fn task_pending_action<S: SessionRecord>(
+    sessions: impl IntoIterator<Item = S>,
 ) -> Option<PendingAction> {
     let mut clarification = false;
     for session in sessions {
-        if !session.state.is_some_and(SessionState::is_input_capable) {
+        if !session.state().is_some_and(SessionState::is_input_capable) {
             continue;
         }
         match session.action() {

@@ -141,6 +141,7 @@ mod tests {
             completed,
             started_at: Timestamp::parse(started),
             created_at: Timestamp::parse(created),
+            updated_at: None,
             flags: TurnFlags::default(),
         }
     }

@@ -6,6 +6,9 @@
 //! wasm-bindgen's generated `any` signatures.
 
 mod convert;
+mod store;
+
+pub use store::{bounded_load, JsProjectionStore};
 
 use std::cmp::Ordering;
 

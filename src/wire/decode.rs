@@ -211,6 +211,7 @@ pub fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
         completed,
         started_at: timestamp(&value.get("started_at"), &path.key("started_at"))?,
         created_at: timestamp(&value.get("created_at"), &path.key("created_at"))?,
+        updated_at: optional_timestamp(&value.get("updated_at"), &path.key("updated_at"))?,
         flags: TurnFlags {
             lifecycle_only: flag(&metadata.get("lifecycle_only")),
             prompt_dispatch_pending: flag(&metadata.get("prompt_dispatch_pending")),

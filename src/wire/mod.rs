@@ -6,7 +6,9 @@
 
 pub mod api;
 mod decode;
+pub mod events;
 mod json;
+pub mod store_api;
 
 use std::borrow::Cow;
 use std::fmt;

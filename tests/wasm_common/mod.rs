@@ -7,11 +7,12 @@ use wasm_bindgen::{JsCast, JsValue};
 
 #[path = "../common/mod.rs"]
 mod common;
+pub mod store;
 
 use common::{is_undefined, load, position_of, Case, Expect};
 
 /// JSON → JS, with `{"$undefined": true}` as `undefined` (a present key holding `undefined`).
-fn to_js(value: &Value) -> JsValue {
+pub(crate) fn to_js(value: &Value) -> JsValue {
     if is_undefined(value) {
         return JsValue::UNDEFINED;
     }
@@ -31,7 +32,7 @@ fn to_js(value: &Value) -> JsValue {
     }
 }
 
-fn from_js(value: &JsValue) -> Option<Value> {
+pub(crate) fn from_js(value: &JsValue) -> Option<Value> {
     if value.is_undefined() {
         return None;
     }

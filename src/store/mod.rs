@@ -1,0 +1,1038 @@
+//! `ProjectionStore`: the stateful engine. The app feeds it every REST snapshot and WebSocket
+//! event as it arrives and reads small, ready answers back. Every decision is made by the rule
+//! functions of [`crate::rules`]; the store only keeps the data they read, indexed so one event
+//! costs O(log n) and one query reads only the rows the rules can look at (see
+//! [`messages`]).
+//!
+//! `P` is the caller's status-summary object, kept untouched and handed back as is (`JsValue` in
+//! the wasm binding, `serde_json::Value` natively).
+//!
+//! Bad input never reaches the store: callers decode with [`crate::wire`] first, and every
+//! `apply_*` that can still reject input (a session of another task, an unknown fetch token)
+//! validates before it mutates, so a rejected call leaves the state unchanged.
+
+pub(crate) mod messages;
+mod reason;
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+
+use crate::error::WireError;
+use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
+use crate::rules::model::{
+    Message, PendingAction, Revision, Session, SessionRecord, SessionState, StatusSummary, Turn,
+};
+use crate::rules::owner::{
+    resolve_owner, settle_selection, Load, Owner, SelectionOutcome, Settle, TaskMark,
+};
+use crate::rules::pending::{effective_task_pending_action, session_pending_action_with, task_pending_action};
+use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
+use crate::rules::summary::{is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask};
+use crate::rules::turn::{current_turn, CurrentTurn};
+use crate::rules::{clarification, model};
+
+use messages::{MessageIndex, Upsert};
+pub use reason::Reason;
+
+/// `session.message.added | updated | deleted`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageEventKind {
+    Added,
+    Updated,
+    Deleted,
+}
+
+impl MessageEventKind {
+    pub fn parse(text: &str) -> Option<MessageEventKind> {
+        match text {
+            "added" => Some(MessageEventKind::Added),
+            "updated" => Some(MessageEventKind::Updated),
+            "deleted" => Some(MessageEventKind::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// A decoded `session.message.*` event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageEvent {
+    pub session_id: String,
+    pub task_id: Option<String>,
+    pub message: Message,
+    /// `None` when both projection keys were omitted (the backend could not project).
+    pub projection: Option<PendingProjection>,
+}
+
+/// A decoded turn started/completed event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnEvent {
+    pub session_id: String,
+    pub task_id: Option<String>,
+    pub turn: Turn,
+}
+
+/// A task from `task.updated` or a REST snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskInput<P> {
+    pub id: String,
+    /// `None`: the `status_summary` key is absent; `Some(None)`: it is `null`.
+    pub status_summary: Option<Option<(StatusSummary, P)>>,
+    pub invalidated: bool,
+    /// `None` when the key is absent.
+    pub task_pending_action: Option<Option<PendingAction>>,
+}
+
+impl<P> TaskInput<P> {
+    /// The same input with its summary payload converted.
+    pub fn map_payload<Q>(self, f: impl FnOnce(P) -> Q) -> TaskInput<Q> {
+        TaskInput {
+            id: self.id,
+            status_summary: self
+                .status_summary
+                .map(|s| s.map(|(summary, payload)| (summary, f(payload)))),
+            invalidated: self.invalidated,
+            task_pending_action: self.task_pending_action,
+        }
+    }
+}
+
+/// How the session load of a selection ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectionLoad {
+    Loaded(Vec<Session>),
+    Failed,
+    Aborted,
+}
+
+/// What `begin_selection` returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectionTicket {
+    pub ticket: String,
+    /// The session list must be (re)loaded before settling: always for a pending task.
+    pub reload: bool,
+}
+
+/// The settled outcome of a selection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Navigation {
+    Session(String),
+    TaskOnly,
+    Inert,
+}
+
+/// The active clarification bundle of a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bundle<'a> {
+    pub pending_id: Option<&'a str>,
+    pub message_ids: Vec<&'a str>,
+}
+
+/// Which tasks and sessions changed since the last [`ProjectionStore::take_changes`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    pub tasks: Vec<String>,
+    pub sessions: Vec<String>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty() && self.sessions.is_empty()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct HeldSummary<P> {
+    revision: Option<u64>,
+    pending_action: Option<PendingAction>,
+    payload: P,
+}
+
+#[derive(Clone, Debug)]
+struct TaskEntry<P> {
+    /// The task itself was described (task.updated, a snapshot or a summary event), not only
+    /// referenced by a session list.
+    known: bool,
+    summary: Option<HeldSummary<P>>,
+    task_pending_action: Option<PendingAction>,
+    /// The task's session list (newest first), once loaded.
+    sessions: Option<Vec<Box<str>>>,
+    version: u64,
+}
+
+impl<P> Default for TaskEntry<P> {
+    fn default() -> Self {
+        TaskEntry {
+            known: false,
+            summary: None,
+            task_pending_action: None,
+            sessions: None,
+            version: 0,
+        }
+    }
+}
+
+impl<P> TaskEntry<P> {
+    /// The task as the §4 rule reads it.
+    fn as_task(&self) -> model::Task {
+        model::Task {
+            status_summary: self.summary.as_ref().map(|s| StatusSummary {
+                revision: s.revision,
+                pending_action: s.pending_action,
+            }),
+            task_pending_action: self.task_pending_action,
+            ..model::Task::default()
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct SessionEntry {
+    task_id: Option<Box<str>>,
+    /// Present in its task's loaded session list.
+    listed: bool,
+    state: Option<SessionState>,
+    is_primary: bool,
+    projection: PendingProjection,
+    turns: Option<Vec<Turn>>,
+    /// Turn events received before the turn list.
+    early_turns: Vec<Turn>,
+    messages: MessageIndex,
+    version: u64,
+}
+
+/// A session entry with its id, seen through [`SessionRecord`].
+#[derive(Clone, Copy)]
+struct SessionRef<'a> {
+    id: &'a str,
+    entry: &'a SessionEntry,
+}
+
+impl SessionRecord for SessionRef<'_> {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn task_id(&self) -> Option<&str> {
+        self.entry.task_id.as_deref()
+    }
+    fn state(&self) -> Option<SessionState> {
+        self.entry.state
+    }
+    fn is_primary(&self) -> bool {
+        self.entry.is_primary
+    }
+    fn action(&self) -> Option<PendingAction> {
+        self.entry.projection.action.flatten()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ActiveSelection {
+    ticket: String,
+    task_id: Box<str>,
+    at_start: Option<TaskMark>,
+    preferred: Option<Box<str>>,
+    active_task_changed: bool,
+}
+
+/// What a fetch token captured: each task present then, with its summary revision.
+type Captured = HashMap<Box<str>, Option<u64>>;
+
+/// How many fetch tokens are remembered; older ones are forgotten (their snapshot is rejected).
+const MAX_FETCHES: usize = 32;
+
+/// The stateful engine. See the module docs.
+#[derive(Clone, Debug)]
+pub struct ProjectionStore<P> {
+    tasks: HashMap<Box<str>, TaskEntry<P>>,
+    sessions: HashMap<Box<str>, SessionEntry>,
+    fetches: VecDeque<(u64, Captured)>,
+    next_fetch: u64,
+    selection: Option<ActiveSelection>,
+    changed_tasks: HashSet<Box<str>>,
+    changed_sessions: HashSet<Box<str>>,
+    version: u64,
+}
+
+impl<P> Default for ProjectionStore<P> {
+    fn default() -> Self {
+        ProjectionStore {
+            tasks: HashMap::new(),
+            sessions: HashMap::new(),
+            fetches: VecDeque::new(),
+            next_fetch: 1,
+            selection: None,
+            changed_tasks: HashSet::new(),
+            changed_sessions: HashSet::new(),
+            version: 0,
+        }
+    }
+}
+
+fn turn_is_stale(incoming: &Turn, stored: &Turn) -> bool {
+    match (&stored.updated_at, &incoming.updated_at) {
+        (Some(stored), Some(incoming)) => incoming < stored,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+fn upsert_turn(list: &mut Vec<Turn>, turn: Turn) -> bool {
+    match list.iter_mut().find(|t| t.id == turn.id) {
+        Some(stored) if turn_is_stale(&turn, stored) || *stored == turn => false,
+        Some(stored) => {
+            *stored = turn;
+            true
+        }
+        None => {
+            list.push(turn);
+            true
+        }
+    }
+}
+
+impl<P: Clone> ProjectionStore<P> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Increases on every change of the state.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The tasks and sessions changed since the last call.
+    pub fn take_changes(&mut self) -> Changes {
+        let mut changes = Changes {
+            tasks: self.changed_tasks.drain().map(String::from).collect(),
+            sessions: self.changed_sessions.drain().map(String::from).collect(),
+        };
+        changes.tasks.sort_unstable();
+        changes.sessions.sort_unstable();
+        changes
+    }
+
+    /// Whether changes are waiting for [`Self::take_changes`].
+    pub fn has_changes(&self) -> bool {
+        !self.changed_tasks.is_empty() || !self.changed_sessions.is_empty()
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.version = self.version.wrapping_add(1);
+        self.version
+    }
+
+    /// Records a change of a session, and of its task (whose answers read its sessions).
+    fn touch_session(&mut self, session_id: &str) {
+        let version = self.bump();
+        let task_id = match self.sessions.get_mut(session_id) {
+            Some(entry) => {
+                entry.version = version;
+                entry.task_id.clone()
+            }
+            None => None,
+        };
+        if !self.changed_sessions.contains(session_id) {
+            self.changed_sessions.insert(Box::from(session_id));
+        }
+        if let Some(task_id) = task_id {
+            if let Some(task) = self.tasks.get_mut(&task_id) {
+                task.version = version;
+            }
+            if !self.changed_tasks.contains(&task_id) {
+                self.changed_tasks.insert(task_id);
+            }
+        }
+    }
+
+    fn touch_task(&mut self, task_id: &str) {
+        let version = self.bump();
+        if let Some(entry) = self.tasks.get_mut(task_id) {
+            entry.version = version;
+        }
+        if !self.changed_tasks.contains(task_id) {
+            self.changed_tasks.insert(Box::from(task_id));
+        }
+    }
+
+    /// The version of a session's state (changes whenever any answer about it may change).
+    pub fn session_version(&self, session_id: &str) -> u64 {
+        self.sessions.get(session_id).map_or(0, |s| s.version)
+    }
+
+    /// The version of a task's state: its own fields and every change of its sessions.
+    pub fn task_version(&self, task_id: &str) -> u64 {
+        self.tasks.get(task_id).map_or(0, |t| t.version)
+    }
+
+    fn session_mut(&mut self, session_id: &str) -> &mut SessionEntry {
+        self.sessions.entry(Box::from(session_id)).or_default()
+    }
+
+    /// Merges a projection into a session (SPEC §5), buffering it on an unlisted session tagged
+    /// with its task. A projection for another task than the session's is rejected.
+    fn merge_session_projection(
+        &mut self,
+        session_id: &str,
+        task_id: Option<&str>,
+        incoming: &PendingProjection,
+    ) -> Reason {
+        let entry = self.session_mut(session_id);
+        if let (Some(held_task), Some(task_id)) = (entry.task_id.as_deref(), task_id) {
+            if held_task != task_id {
+                return Reason::TaskMismatchRejected;
+            }
+        }
+        if entry.task_id.is_none() {
+            entry.task_id = task_id.map(Box::from);
+        }
+        let (replace, why) = can_replace(entry.projection.revision.as_ref(), incoming.revision.as_ref());
+        let merged = merge_projection(&entry.projection, incoming);
+        if merged == entry.projection {
+            return if replace || incoming.revision.is_none() {
+                Reason::Unchanged
+            } else {
+                Reason::from_replace(why)
+            };
+        }
+        let listed = entry.listed;
+        entry.projection = merged;
+        self.touch_session(session_id);
+        if listed {
+            Reason::Applied
+        } else {
+            Reason::BufferedUntilSessionList
+        }
+    }
+
+    /// REST: a task's session list (newest first). Each session's state updates; its pending
+    /// fields merge under the revision rule; projections buffered for these sessions merge too,
+    /// unless they were tagged with another task.
+    pub fn apply_session_list(&mut self, task_id: &str, sessions: &[Session]) -> Result<Reason, WireError> {
+        for (index, session) in sessions.iter().enumerate() {
+            if session.task_id.as_deref().is_some_and(|t| t != task_id) {
+                return Err(WireError::InvalidValue {
+                    field: format!("sessions[{index}].task_id"),
+                    problem: format!("the session belongs to another task than \"{task_id}\""),
+                });
+            }
+        }
+        let new_list: Vec<Box<str>> = sessions.iter().map(|s| Box::from(s.id.as_str())).collect();
+        let old_list = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.sessions.clone())
+            .unwrap_or_default();
+        for old in old_list.iter().filter(|id| !new_list.contains(id)) {
+            if let Some(entry) = self.sessions.get_mut(old) {
+                entry.listed = false;
+                self.touch_session(old);
+            }
+        }
+        for session in sessions {
+            let entry = self.session_mut(&session.id);
+            let mut changed = false;
+            if entry.task_id.as_deref().is_some_and(|t| t != task_id) {
+                // A buffered projection of another task is rejected (SPEC §5).
+                entry.projection = PendingProjection::default();
+                changed = true;
+            }
+            if entry.task_id.as_deref() != Some(task_id) {
+                entry.task_id = Some(Box::from(task_id));
+            }
+            let incoming = PendingProjection {
+                action: session.pending_action,
+                revision: session.pending_action_revision.clone(),
+            };
+            let merged = merge_projection(&entry.projection, &incoming);
+            changed |= merged != entry.projection
+                || !entry.listed
+                || entry.state != session.state
+                || entry.is_primary != session.is_primary;
+            entry.projection = merged;
+            entry.listed = true;
+            entry.state = session.state;
+            entry.is_primary = session.is_primary;
+            if changed {
+                self.touch_session(&session.id);
+            }
+        }
+        let task = self.tasks.entry(Box::from(task_id)).or_default();
+        if task.sessions.as_ref() != Some(&new_list) {
+            task.sessions = Some(new_list);
+        }
+        self.touch_task(task_id);
+        Ok(Reason::Applied)
+    }
+
+    /// REST: a session's turn list. Turn events that arrived before it are merged (the newer
+    /// `updated_at` wins).
+    pub fn apply_turn_list(&mut self, session_id: &str, turns: Vec<Turn>) -> Reason {
+        let entry = self.session_mut(session_id);
+        let mut list = turns;
+        for early in std::mem::take(&mut entry.early_turns) {
+            upsert_turn(&mut list, early);
+        }
+        if entry.turns.as_ref() == Some(&list) {
+            return Reason::Unchanged;
+        }
+        entry.turns = Some(list);
+        self.touch_session(session_id);
+        Reason::Applied
+    }
+
+    /// WebSocket: a turn started or completed.
+    pub fn apply_turn_event(&mut self, event: TurnEvent) -> Reason {
+        let session_id = event.session_id.as_str();
+        let entry = self.session_mut(session_id);
+        if entry.task_id.is_none() {
+            entry.task_id = event.task_id.as_deref().map(Box::from);
+        }
+        let Some(list) = entry.turns.as_mut() else {
+            // History unknown until the list arrives: keep the event to merge then.
+            upsert_turn(&mut entry.early_turns, event.turn);
+            return Reason::BufferedUntilTurnList;
+        };
+        if upsert_turn(list, event.turn) {
+            self.touch_session(session_id);
+            Reason::Applied
+        } else {
+            Reason::Unchanged
+        }
+    }
+
+    /// REST: a page of a session's messages (no projection).
+    pub fn apply_message_page(&mut self, session_id: &str, page: &[Message]) -> Reason {
+        let entry = self.session_mut(session_id);
+        let mut changed = false;
+        for message in page {
+            changed |= matches!(entry.messages.upsert(message), Upsert::Inserted | Upsert::Updated);
+        }
+        if changed {
+            self.touch_session(session_id);
+            Reason::Applied
+        } else {
+            Reason::Unchanged
+        }
+    }
+
+    /// WebSocket: `session.message.added | updated | deleted`. The row applies in event order
+    /// unless it is older than the stored one; the projection merges under the revision rule,
+    /// and an older update carries none (SPEC §5).
+    pub fn apply_message_event(&mut self, kind: MessageEventKind, event: &MessageEvent) -> Reason {
+        let session_id = event.session_id.as_str();
+        let entry = self.session_mut(session_id);
+        if entry.task_id.is_none() {
+            entry.task_id = event.task_id.as_deref().map(Box::from);
+        }
+        let row = match kind {
+            MessageEventKind::Deleted => {
+                if entry.messages.remove(&event.message.id) {
+                    Upsert::Updated
+                } else {
+                    Upsert::Unchanged
+                }
+            }
+            _ => entry.messages.upsert(&event.message),
+        };
+        if matches!(row, Upsert::Inserted | Upsert::Updated) {
+            self.touch_session(session_id);
+        }
+        if row == Upsert::Stale {
+            return Reason::OlderUpdateCarriesNoProjection;
+        }
+        match &event.projection {
+            Some(projection) => {
+                let why = self.merge_session_projection(session_id, event.task_id.as_deref(), projection);
+                match (why, row) {
+                    (Reason::Unchanged, Upsert::Inserted | Upsert::Updated) => Reason::Applied,
+                    (why, _) => why,
+                }
+            }
+            None if matches!(row, Upsert::Inserted | Upsert::Updated) => Reason::Applied,
+            None => Reason::Unchanged,
+        }
+    }
+
+    /// WebSocket: a session changed (state, and the projection when its keys are present).
+    pub fn apply_session_event(&mut self, session: &Session) -> Reason {
+        let entry = self.session_mut(&session.id);
+        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), session.task_id.as_deref()) {
+            if held != incoming {
+                return Reason::TaskMismatchRejected;
+            }
+        }
+        let mut state_changed = false;
+        if session.state.is_some() && entry.state != session.state {
+            entry.state = session.state;
+            state_changed = true;
+        }
+        if state_changed {
+            self.touch_session(&session.id);
+        }
+        if session.pending_action.is_none() && session.pending_action_revision.is_none() {
+            return if state_changed { Reason::Applied } else { Reason::Unchanged };
+        }
+        let incoming = PendingProjection {
+            action: session.pending_action,
+            revision: session.pending_action_revision.clone(),
+        };
+        match self.merge_session_projection(&session.id, session.task_id.as_deref(), &incoming) {
+            Reason::Unchanged if state_changed => Reason::Applied,
+            why => why,
+        }
+    }
+
+    /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
+    /// held or the incoming revision is strictly greater (SPEC §7).
+    pub fn apply_status_summary_event(&mut self, task_id: &str, summary: Option<(StatusSummary, P)>) -> Reason {
+        let task = self.tasks.entry(Box::from(task_id)).or_default();
+        task.known = true;
+        let held = task.summary.as_ref().map(|s| s.revision);
+        let Some((summary, payload)) = summary else {
+            return Reason::Unchanged;
+        };
+        if !is_newer_summary(Some(summary.revision), held) {
+            return Reason::OlderRevisionRejected;
+        }
+        task.summary = Some(HeldSummary {
+            revision: summary.revision,
+            pending_action: summary.pending_action,
+            payload,
+        });
+        self.touch_task(task_id);
+        Reason::Applied
+    }
+
+    fn apply_task_fields(task: &mut TaskEntry<P>, input: &TaskInput<P>) {
+        task.known = true;
+        if let Some(action) = input.task_pending_action {
+            task.task_pending_action = action;
+        }
+    }
+
+    /// WebSocket: `task.updated`. Without a `status_summary` key the held summary stays; with
+    /// the key (even `null`) it is overwritten without a revision check (SPEC §7).
+    pub fn apply_task_updated(&mut self, input: TaskInput<P>) -> Reason {
+        let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
+        Self::apply_task_fields(task, &input);
+        if let Some(summary) = input.status_summary {
+            task.summary = summary.map(|(s, payload)| HeldSummary {
+                revision: s.revision,
+                pending_action: s.pending_action,
+                payload,
+            });
+        }
+        self.touch_task(&input.id);
+        Reason::Applied
+    }
+
+    /// The task (and its sessions) was deleted.
+    pub fn remove_task(&mut self, task_id: &str) -> Reason {
+        let Some(task) = self.tasks.remove(task_id) else {
+            return Reason::Unchanged;
+        };
+        let mut gone: Vec<Box<str>> = task.sessions.unwrap_or_default();
+        gone.extend(
+            self.sessions
+                .iter()
+                .filter(|(_, s)| s.task_id.as_deref() == Some(task_id))
+                .map(|(id, _)| id.clone()),
+        );
+        for session_id in gone {
+            if self.sessions.remove(&session_id).is_some() {
+                self.touch_session(&session_id);
+            }
+        }
+        self.touch_task(task_id);
+        Reason::Applied
+    }
+
+    /// Starts a REST task-list/boot fetch: the token captures every task's presence and summary
+    /// revision now, which [`Self::apply_task_snapshot`] merges against.
+    pub fn begin_task_fetch(&mut self) -> u64 {
+        let token = self.next_fetch;
+        self.next_fetch = self.next_fetch.wrapping_add(1);
+        let captured = self
+            .tasks
+            .iter()
+            .map(|(id, t)| (id.clone(), t.summary.as_ref().and_then(|s| s.revision)))
+            .collect();
+        self.fetches.push_back((token, captured));
+        while self.fetches.len() > MAX_FETCHES {
+            self.fetches.pop_front();
+        }
+        token
+    }
+
+    /// REST: the tasks of a snapshot requested with `token` (SPEC §7 merge).
+    pub fn apply_task_snapshot(&mut self, token: u64, tasks: Vec<TaskInput<P>>) -> Result<Reason, WireError> {
+        let Some(at) = self.fetches.iter().position(|(t, _)| *t == token) else {
+            return Err(WireError::InvalidValue {
+                field: "token".into(),
+                problem: "unknown or already used fetch token".into(),
+            });
+        };
+        let Some((_, captured)) = self.fetches.remove(at) else {
+            return Ok(Reason::UnknownFetchToken);
+        };
+        for input in tasks {
+            let start = FetchStart {
+                task_present: captured.contains_key(input.id.as_str()),
+                revision: captured.get(input.id.as_str()).copied().flatten(),
+            };
+            let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
+            Self::apply_task_fields(task, &input);
+            let response_summary = input.status_summary.clone().flatten();
+            let (decision, _) = merge_fetched_summary(
+                task.summary.as_ref().map(|s| s.revision),
+                start,
+                FetchedTask {
+                    summary: response_summary.as_ref().map(|(s, _)| s.revision),
+                    invalidated: input.invalidated,
+                },
+            );
+            match decision {
+                FetchedSummary::KeepHeld => {}
+                FetchedSummary::TakeResponse => {
+                    task.summary = response_summary.map(|(s, payload)| HeldSummary {
+                        revision: s.revision,
+                        pending_action: s.pending_action,
+                        payload,
+                    });
+                }
+                FetchedSummary::Drop => task.summary = None,
+            }
+            self.touch_task(&input.id);
+        }
+        Ok(Reason::Applied)
+    }
+
+    // ---- queries -------------------------------------------------------------------------------
+
+    fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
+        let (current, why) = current_turn(entry.turns.as_deref(), entry.state, |turn| {
+            entry.messages.references(turn)
+        });
+        let id = current.map(|i| {
+            entry
+                .turns
+                .as_ref()
+                .and_then(|t| t.get(i))
+                .map_or("", |t| t.id.as_str())
+        });
+        (id, Reason::Turn(why))
+    }
+
+    /// The session's current turn (SPEC §2).
+    pub fn current_turn_id(&self, session_id: &str) -> (CurrentTurn<&str>, Reason) {
+        match self.sessions.get(session_id) {
+            Some(entry) => Self::current_turn_of(entry),
+            None => (CurrentTurn::Unknown, Reason::SessionUnknown),
+        }
+    }
+
+    /// The session's pending action: its authoritative projection when known, else derived from
+    /// its loaded turns and messages (SPEC §4).
+    pub fn session_pending_action(&self, session_id: &str) -> (Option<PendingAction>, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (None, Reason::SessionUnknown);
+        };
+        if let Some(action) = entry.projection.action {
+            return (action, Reason::AuthoritativeProjection);
+        }
+        let (action, why) = session_pending_action_with(
+            entry.state,
+            entry.turns.as_deref(),
+            |turn| entry.messages.references(turn),
+            |turn| entry.messages.turn_requests(turn).into_iter(),
+        );
+        (action, Reason::SessionAction(why))
+    }
+
+    /// The active clarification bundle of a session (SPEC §3), scoped by its current turn and
+    /// its authoritative projection.
+    pub fn pending_clarification(&self, session_id: &str) -> (Option<Bundle<'_>>, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (None, Reason::SessionUnknown);
+        };
+        let (current, _) = Self::current_turn_of(entry);
+        let scope = Scope {
+            current_turn: current,
+            pending_action: entry.projection.action,
+        };
+        let candidates = match considered(Some(&scope)) {
+            Considered::Nothing => {
+                let why = match (scope.pending_action, current) {
+                    (Some(a), _) if a != Some(PendingAction::Clarification) => {
+                        Reason::ProjectionNotClarification
+                    }
+                    (_, CurrentTurn::None) => Reason::NoCurrentTurn,
+                    _ => Reason::AuthorityUnknown,
+                };
+                return (None, why);
+            }
+            Considered::Turn(turn) => entry.messages.turn_requests(turn),
+            Considered::All => entry.messages.discovery_candidates(),
+        };
+        let Some(request) = pending_request(&candidates, Some(&scope)).and_then(|i| candidates.get(i)) else {
+            return (None, Reason::NoPendingRequest);
+        };
+        let members = pending_bundle(&candidates, Some(&scope));
+        if members.is_empty() {
+            return (None, Reason::BundleIncomplete);
+        }
+        let bundle = Bundle {
+            pending_id: request.pending_id_str(),
+            message_ids: members
+                .iter()
+                .filter_map(|&i| candidates.get(i).map(|v| v.id_str()))
+                .collect(),
+        };
+        (Some(bundle), Reason::ActiveBundle)
+    }
+
+    /// The message ids an overlay renders, hidden from the transcript (SPEC §3).
+    pub fn hidden_message_ids(&self, session_id: &str) -> (Vec<&str>, Reason) {
+        let (bundle, why) = self.pending_clarification(session_id);
+        (bundle.map(|b| b.message_ids).unwrap_or_default(), why)
+    }
+
+    /// Whether the session is blocked on a permission (SPEC §3).
+    pub fn has_pending_permission(&self, session_id: &str) -> (bool, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (false, Reason::SessionUnknown);
+        };
+        let blocked = clarification::has_pending_permission(&entry.messages.permission_candidates());
+        let why = if blocked {
+            Reason::NewestPermissionPending
+        } else {
+            Reason::NoPendingPermission
+        };
+        (blocked, why)
+    }
+
+    fn listed_sessions<'s>(&'s self, task: &'s TaskEntry<P>) -> Vec<SessionRef<'s>> {
+        task.sessions
+            .iter()
+            .flatten()
+            .filter_map(|id| {
+                self.sessions
+                    .get_key_value(id)
+                    .map(|(id, entry)| SessionRef { id, entry })
+            })
+            .collect()
+    }
+
+    /// The task's effective pending action (SPEC §4): its status summary's when it has one, else
+    /// the legacy `task_pending_action`; a task known only through its session list takes the
+    /// per-task rule over its sessions' projections.
+    fn effective_action(&self, task: &TaskEntry<P>) -> (Option<PendingAction>, Reason) {
+        if !task.known && task.summary.is_none() {
+            return (task_pending_action(self.listed_sessions(task)), Reason::DerivedFromSessions);
+        }
+        let why = if task.summary.is_some() {
+            Reason::StatusSummaryAction
+        } else {
+            Reason::LegacyTaskAction
+        };
+        (effective_task_pending_action(&task.as_task()), why)
+    }
+
+    fn mark(&self, task: &TaskEntry<P>) -> TaskMark {
+        TaskMark {
+            summary_revision: task.summary.as_ref().and_then(|s| s.revision),
+            action: self.effective_action(task).0,
+        }
+    }
+
+    /// The task's effective pending action (see [`Self::effective_action`]).
+    pub fn task_pending_action(&self, task_id: &str) -> (Option<PendingAction>, Reason) {
+        match self.tasks.get(task_id) {
+            Some(task) => self.effective_action(task),
+            None => (None, Reason::TaskUnknown),
+        }
+    }
+
+    /// The held status summary, the caller's own object.
+    pub fn task_status_summary(&self, task_id: &str) -> (Option<&P>, Reason) {
+        match self.tasks.get(task_id).and_then(|t| t.summary.as_ref()) {
+            Some(summary) => (Some(&summary.payload), Reason::StatusSummaryHeld),
+            None => (None, Reason::NoStatusSummary),
+        }
+    }
+
+    /// The session to open for a task (SPEC §6), or `None` for task-only navigation.
+    pub fn pending_owner<'s>(&'s self, task_id: &str, preferred: Option<&'s str>) -> (Option<&'s str>, Reason) {
+        let Some(task) = self.tasks.get(task_id) else {
+            return (None, Reason::TaskUnknown);
+        };
+        let sessions = self.listed_sessions(task);
+        let (action, _) = self.effective_action(task);
+        let (owner, why) = resolve_owner(action, Some(task_id), &sessions, preferred);
+        let owner = match owner {
+            Owner::Session(id) => self
+                .sessions
+                .get_key_value(id)
+                .map(|(k, _)| &**k)
+                .or_else(|| preferred.filter(|p| *p == id)),
+            Owner::TaskOnly => None,
+        };
+        (owner, Reason::Owner(why))
+    }
+
+    // ---- selection (SPEC §6) -----------------------------------------------------------------
+
+    /// Starts a task selection; a newer selection makes every older ticket inert.
+    pub fn begin_selection(&mut self, task_id: &str, preferred: Option<&str>, ticket: String) -> SelectionTicket {
+        let task = self.tasks.get(task_id);
+        let at_start = task.map(|t| self.mark(t));
+        let reload = task.is_none_or(|t| self.effective_action(t).0.is_some() || t.sessions.is_none());
+        self.selection = Some(ActiveSelection {
+            ticket: ticket.clone(),
+            task_id: Box::from(task_id),
+            at_start,
+            preferred: preferred.filter(|p| !p.is_empty()).map(Box::from),
+            active_task_changed: false,
+        });
+        SelectionTicket { ticket, reload }
+    }
+
+    /// The app's active task changed (navigation): an in-flight selection of another task
+    /// becomes inert (sticky).
+    pub fn set_active_task(&mut self, task_id: Option<&str>) {
+        if let Some(selection) = self.selection.as_mut() {
+            if task_id != Some(&*selection.task_id) {
+                selection.active_task_changed = true;
+            }
+        }
+    }
+
+    /// Settles a selection with the outcome of its session load. A loaded list is applied to the
+    /// store first; then every guard of SPEC §6 runs on the store's merged state.
+    pub fn settle_selection(&mut self, ticket: &str, load: SelectionLoad) -> Result<(Navigation, Reason), WireError> {
+        let current = self.selection.as_ref().filter(|s| s.ticket == ticket).cloned();
+        let Some(selection) = current else {
+            return Ok((Navigation::Inert, Reason::TicketNotCurrent));
+        };
+        self.selection = None;
+        let present = self.tasks.contains_key(&*selection.task_id);
+        if let (true, SelectionLoad::Loaded(sessions)) = (present, &load) {
+            self.apply_session_list(&selection.task_id, sessions)?;
+        }
+        let task = self.tasks.get(&*selection.task_id);
+        let now = task.map(|t| self.mark(t));
+        let listed = task.map(|t| self.listed_sessions(t)).unwrap_or_default();
+        let (outcome, why) = settle_selection(Settle {
+            // A task unknown at the click counts as clean with no summary.
+            at_start: selection.at_start.unwrap_or(TaskMark {
+                summary_revision: None,
+                action: None,
+            }),
+            now,
+            task_id: Some(&selection.task_id),
+            superseded: false,
+            active_task_changed: selection.active_task_changed,
+            load: match &load {
+                SelectionLoad::Loaded(_) => Load::Loaded(&listed),
+                SelectionLoad::Failed => Load::Failed,
+                SelectionLoad::Aborted => Load::Aborted,
+            },
+            preferred: selection.preferred.as_deref(),
+        });
+        let navigation = match outcome {
+            SelectionOutcome::Session(id) => Navigation::Session(id.to_owned()),
+            SelectionOutcome::TaskOnly => Navigation::TaskOnly,
+            SelectionOutcome::Inert => Navigation::Inert,
+        };
+        Ok((navigation, Reason::Settle(why)))
+    }
+
+    // ---- introspection -----------------------------------------------------------------------
+
+    /// A digest of the whole decision-relevant state (tests compare it before and after a
+    /// rejected event). Iteration order does not matter.
+    pub fn digest(&self) -> u64 {
+        let mut sessions: Vec<u64> = self
+            .sessions
+            .iter()
+            .map(|(id, s)| {
+                let mut h = DefaultHasher::new();
+                id.hash(&mut h);
+                s.task_id.hash(&mut h);
+                s.listed.hash(&mut h);
+                s.state.hash(&mut h);
+                s.is_primary.hash(&mut h);
+                s.projection.action.hash(&mut h);
+                s.projection.revision.hash(&mut h);
+                if let Some(turns) = &s.turns {
+                    for t in turns {
+                        t.id.hash(&mut h);
+                        t.completed.hash(&mut h);
+                        t.started_at.hash(&mut h);
+                        t.created_at.hash(&mut h);
+                        t.updated_at.hash(&mut h);
+                        t.flags.hash(&mut h);
+                    }
+                }
+                for t in &s.early_turns {
+                    t.id.hash(&mut h);
+                    t.updated_at.hash(&mut h);
+                }
+                for row in s.messages.rows() {
+                    row.row.id.hash(&mut h);
+                    row.row.created.hash(&mut h);
+                    row.row.updated.hash(&mut h);
+                    row.turn_id_str().hash(&mut h);
+                    row.row.kind.hash(&mut h);
+                    row.row.status.hash(&mut h);
+                    row.pending_id_str().hash(&mut h);
+                }
+                h.finish()
+            })
+            .collect();
+        sessions.sort_unstable();
+        let mut tasks: Vec<u64> = self
+            .tasks
+            .iter()
+            .map(|(id, t)| {
+                let mut h = DefaultHasher::new();
+                id.hash(&mut h);
+                t.summary.as_ref().map(|s| (s.revision, s.pending_action)).hash(&mut h);
+                t.task_pending_action.hash(&mut h);
+                t.sessions.hash(&mut h);
+                h.finish()
+            })
+            .collect();
+        tasks.sort_unstable();
+        let mut h = DefaultHasher::new();
+        sessions.hash(&mut h);
+        tasks.hash(&mut h);
+        h.finish()
+    }
+
+    /// How many messages the store holds.
+    pub fn message_count(&self) -> usize {
+        self.sessions.values().map(|s| s.messages.len()).sum()
+    }
+
+    /// Approximate heap bytes held by message indices.
+    pub fn message_heap_bytes(&self) -> usize {
+        self.sessions
+            .values()
+            .map(|s| s.messages.heap_bytes())
+            .fold(0, usize::saturating_add)
+    }
+
+    /// The held projection of a session (tests, debugging).
+    pub fn session_projection(&self, session_id: &str) -> Option<(Option<Option<PendingAction>>, Option<&Revision>)> {
+        self.sessions
+            .get(session_id)
+            .map(|s| (s.projection.action, s.projection.revision.as_ref()))
+    }
+
+    /// The known state of a session.
+    pub fn session_state(&self, session_id: &str) -> Option<SessionState> {
+        self.sessions.get(session_id).and_then(|s| s.state)
+    }
+}

@@ -1,0 +1,130 @@
+//! Machine-readable reasons: why the store answered or applied what it did. Codes are static
+//! strings (nothing is built per call).
+
+use crate::rules::owner::{OwnerReason, SettleReason};
+use crate::rules::pending::SessionActionReason;
+use crate::rules::revision::ReplaceReason;
+use crate::rules::turn::TurnReason;
+
+/// Why a query answered what it did, or what an event did to the state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    // events
+    Applied,
+    Unchanged,
+    OlderRevisionRejected,
+    OlderUpdateCarriesNoProjection,
+    TaskMismatchRejected,
+    BufferedUntilSessionList,
+    BufferedUntilTurnList,
+    UnknownFetchToken,
+    // session action / current turn
+    AuthoritativeProjection,
+    SessionUnknown,
+    Turn(TurnReason),
+    SessionAction(SessionActionReason),
+    // discovery
+    ProjectionNotClarification,
+    NoCurrentTurn,
+    AuthorityUnknown,
+    NoPendingRequest,
+    BundleIncomplete,
+    ActiveBundle,
+    NewestPermissionPending,
+    NoPendingPermission,
+    // task
+    TaskUnknown,
+    StatusSummaryAction,
+    LegacyTaskAction,
+    DerivedFromSessions,
+    StatusSummaryHeld,
+    NoStatusSummary,
+    Owner(OwnerReason),
+    // selection
+    Settle(SettleReason),
+    TicketNotCurrent,
+}
+
+impl Reason {
+    /// The stable code.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Reason::Applied => "applied",
+            Reason::Unchanged => "unchanged",
+            Reason::OlderRevisionRejected => "older_revision_rejected",
+            Reason::OlderUpdateCarriesNoProjection => "older_update_carries_no_projection",
+            Reason::TaskMismatchRejected => "task_mismatch_rejected",
+            Reason::BufferedUntilSessionList => "buffered_until_session_list",
+            Reason::BufferedUntilTurnList => "buffered_until_turn_list",
+            Reason::UnknownFetchToken => "unknown_fetch_token",
+            Reason::AuthoritativeProjection => "authoritative_projection",
+            Reason::SessionUnknown => "session_unknown",
+            Reason::Turn(r) => match r {
+                TurnReason::HistoryNotLoaded => "turn_history_not_loaded",
+                TurnReason::SessionNotInputCapable => "session_not_input_capable",
+                TurnReason::NoEligibleTurn => "no_eligible_turn",
+                TurnReason::OpenTurnOutranksCompleted => "open_turn_outranks_completed",
+                TurnReason::NewestTurn => "newest_turn",
+            },
+            Reason::SessionAction(r) => match r {
+                SessionActionReason::TerminalSession => "terminal_session",
+                SessionActionReason::SessionNotInputCapable => "session_not_input_capable",
+                SessionActionReason::TurnHistoryUnknown => "turn_history_not_loaded",
+                SessionActionReason::NoCurrentTurn => "no_current_turn",
+                SessionActionReason::PendingClarificationInCurrentTurn => {
+                    "pending_clarification_in_current_turn"
+                }
+                SessionActionReason::LatestPermissionPending => "latest_permission_pending",
+                SessionActionReason::NothingPendingInCurrentTurn => "nothing_pending_in_current_turn",
+            },
+            Reason::ProjectionNotClarification => "projection_not_clarification",
+            Reason::NoCurrentTurn => "no_current_turn",
+            Reason::AuthorityUnknown => "authority_unknown",
+            Reason::NoPendingRequest => "no_pending_request",
+            Reason::BundleIncomplete => "bundle_incomplete",
+            Reason::ActiveBundle => "active_bundle",
+            Reason::NewestPermissionPending => "newest_permission_pending",
+            Reason::NoPendingPermission => "no_pending_permission",
+            Reason::TaskUnknown => "task_unknown",
+            Reason::StatusSummaryAction => "status_summary_action",
+            Reason::LegacyTaskAction => "legacy_task_action",
+            Reason::DerivedFromSessions => "derived_from_sessions",
+            Reason::StatusSummaryHeld => "status_summary_held",
+            Reason::NoStatusSummary => "no_status_summary",
+            Reason::Owner(r) => owner_code(r),
+            Reason::Settle(r) => match r {
+                SettleReason::Superseded => "superseded_by_newer_selection",
+                SettleReason::ActiveTaskChanged => "active_task_changed",
+                SettleReason::Aborted => "aborted",
+                SettleReason::TaskGone => "task_gone",
+                SettleReason::TaskChangedDuringLoad => "task_changed_during_load",
+                SettleReason::LoadFailedPendingTask => "load_failed_pending_task",
+                SettleReason::LoadFailedCleanTask => "load_failed_clean_task",
+                SettleReason::Resolved(r) => owner_code(r),
+            },
+            Reason::TicketNotCurrent => "ticket_not_current",
+        }
+    }
+
+    /// A rejected revision comparison, as an event reason.
+    pub fn from_replace(reason: ReplaceReason) -> Reason {
+        match reason {
+            ReplaceReason::OlderEpoch | ReplaceReason::OlderRevisionRejected => {
+                Reason::OlderRevisionRejected
+            }
+            _ => Reason::Unchanged,
+        }
+    }
+}
+
+const fn owner_code(reason: OwnerReason) -> &'static str {
+    match reason {
+        OwnerReason::PendingOwner => "pending_owner",
+        OwnerReason::OwnerNotInputCapable => "owner_not_input_capable",
+        OwnerReason::PreferredSession => "preferred_session",
+        OwnerReason::PrimarySession => "primary_session",
+        OwnerReason::FirstListedSession => "first_listed_session",
+        OwnerReason::PreferredNotListed => "preferred_not_listed",
+        OwnerReason::NoSession => "no_session",
+    }
+}

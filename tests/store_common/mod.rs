@@ -1,0 +1,64 @@
+//! The store scenario file shared by every runner (see docs/store-fixture-format.md).
+#![allow(dead_code)]
+
+use serde::Deserialize;
+use serde_json::Value;
+
+pub const STORE_SCENARIOS: &str = include_str!("../fixtures/store_scenarios.json");
+
+#[derive(Debug, Deserialize)]
+pub struct File {
+    pub cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    pub name: String,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Step {
+    pub call: String,
+    #[serde(default)]
+    pub args: Vec<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub expect: Option<Value>,
+    #[serde(default)]
+    pub expect_reload: Option<bool>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub save: Option<String>,
+    #[serde(default)]
+    pub error: Option<ExpectedError>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExpectedError {
+    pub code: String,
+    pub field: String,
+}
+
+pub fn load() -> File {
+    let file: File = serde_json::from_str(STORE_SCENARIOS).expect("store_scenarios.json parses");
+    assert!(!file.cases.is_empty());
+    file
+}
+
+/// Replaces `{"$saved": name}` by the saved value.
+pub fn resolve(value: &Value, saved: &std::collections::HashMap<String, Value>) -> Value {
+    match value {
+        Value::Object(map) if map.len() == 1 && map.contains_key("$saved") => {
+            let name = map["$saved"].as_str().expect("$saved names a string");
+            saved.get(name).cloned().unwrap_or_else(|| panic!("nothing saved as {name}"))
+        }
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, saved))).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| resolve(v, saved)).collect()),
+        other => other.clone(),
+    }
+}

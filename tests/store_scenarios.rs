@@ -1,0 +1,174 @@
+//! Runs tests/fixtures/store_scenarios.json natively through `wire::store_api` over `serde_json`,
+//! exactly as the wasm class runs it over JS values.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+mod store_common;
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+use task_projection::rules::turn::CurrentTurn;
+use task_projection::store::{Navigation, ProjectionStore, Reason};
+use task_projection::wire::{store_api as api, Json};
+use task_projection::WireError;
+
+use common::without_undefined;
+use store_common::{load, resolve, Step};
+
+type Store = ProjectionStore<Value>;
+
+fn payload(json: Json<'_>) -> Value {
+    json.0.cloned().unwrap_or(Value::Null)
+}
+
+fn action(a: Option<task_projection::rules::model::PendingAction>) -> Value {
+    a.map_or(Value::Null, |a| json!(a.as_str()))
+}
+
+/// Runs one step: `Ok((result, reason))`, where `result` is `None` for `undefined`.
+fn run(store: &mut Store, step: &Step, args: &[Option<Value>], ticket_seq: &mut u32) -> Result<(Option<Value>, Option<Reason>), WireError> {
+    let arg = |i: usize| Json(args.get(i).and_then(Option::as_ref));
+    let id = |i: usize, name: &'static str| api::id(&arg(i), name);
+    let done = |reason: Reason| Ok((None, Some(reason)));
+    match step.call.as_str() {
+        "applySessionList" => done(api::apply_session_list(store, &arg(0), &arg(1))?),
+        "applyTurnList" => done(api::apply_turn_list(store, &arg(0), &arg(1))?),
+        "applyMessagePage" => done(api::apply_message_page(store, &arg(0), &arg(1))?),
+        "applyMessageEvent" => done(api::apply_message_event(store, &arg(0), &arg(1))?),
+        "applyMessageEvents" => done(api::apply_message_events(store, &arg(0), &arg(1))?),
+        "applyTurnEvent" => done(api::apply_turn_event(store, &arg(0))?),
+        "applySessionEvent" => done(api::apply_session_event(store, &arg(0))?),
+        "applyStatusSummaryEvent" => done(api::apply_status_summary_event(store, &arg(0), payload)?),
+        "applyTaskUpdated" => done(api::apply_task_updated(store, &arg(0), payload)?),
+        "removeTask" => done(api::remove_task(store, &arg(0))?),
+        "applyTaskSnapshot" => done(api::apply_task_snapshot(store, &arg(0), &arg(1), payload)?),
+        "beginTaskFetch" => Ok((Some(json!(store.begin_task_fetch())), None)),
+        "beginSelection" => {
+            *ticket_seq += 1;
+            let begun = api::begin_selection(store, &arg(0), &arg(1), format!("ticket-{ticket_seq}"))?;
+            Ok((Some(json!({"ticket": begun.ticket, "reload": begun.reload})), None))
+        }
+        "setActiveTask" => {
+            api::set_active_task(store, &arg(0))?;
+            Ok((None, None))
+        }
+        "settleSelection" => {
+            let (navigation, reason) = api::settle_selection(store, &arg(0), &arg(1))?;
+            let value = match navigation {
+                Navigation::Session(id) => json!({"kind": "session", "sessionId": id}),
+                Navigation::TaskOnly => json!({"kind": "task_only"}),
+                Navigation::Inert => json!({"kind": "inert"}),
+            };
+            Ok((Some(value), Some(reason)))
+        }
+        "dispose" => {
+            *store = Store::new();
+            Ok((None, None))
+        }
+        "sessionPendingAction" => {
+            let (a, r) = store.session_pending_action(&id(0, "sessionId")?);
+            Ok((Some(action(a)), Some(r)))
+        }
+        "currentTurnId" => {
+            let (turn, r) = store.current_turn_id(&id(0, "sessionId")?);
+            let value = match turn {
+                CurrentTurn::Unknown => None,
+                CurrentTurn::None => Some(Value::Null),
+                CurrentTurn::Turn(t) => Some(json!(t)),
+            };
+            Ok((value, Some(r)))
+        }
+        "pendingClarification" => {
+            let (bundle, r) = store.pending_clarification(&id(0, "sessionId")?);
+            let value = bundle.map_or(Value::Null, |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}));
+            Ok((Some(value), Some(r)))
+        }
+        "hiddenMessageIds" => {
+            let (ids, r) = store.hidden_message_ids(&id(0, "sessionId")?);
+            Ok((Some(json!(ids)), Some(r)))
+        }
+        "hasPendingPermission" => {
+            let (blocked, r) = store.has_pending_permission(&id(0, "sessionId")?);
+            Ok((Some(json!(blocked)), Some(r)))
+        }
+        "taskPendingAction" => {
+            let (a, r) = store.task_pending_action(&id(0, "taskId")?);
+            Ok((Some(action(a)), Some(r)))
+        }
+        "taskStatusSummary" => {
+            let (summary, r) = store.task_status_summary(&id(0, "taskId")?);
+            Ok((Some(summary.cloned().unwrap_or(Value::Null)), Some(r)))
+        }
+        "pendingOwner" => {
+            let task = id(0, "taskId")?;
+            let preferred = args.get(1).and_then(Option::as_ref).and_then(Value::as_str).map(str::to_owned);
+            let (owner, r) = store.pending_owner(&task, preferred.as_deref());
+            Ok((Some(json!(owner.unwrap_or(""))), Some(r)))
+        }
+        other => panic!("unknown call {other}"),
+    }
+}
+
+fn check_case(case: &store_common::Case) -> Result<(), String> {
+    let mut store = Store::new();
+    let mut saved: HashMap<String, Value> = HashMap::new();
+    let mut tickets = 0;
+    for (n, step) in case.steps.iter().enumerate() {
+        let at = format!("step {n} ({})", step.call);
+        let args: Vec<Option<Value>> = step.args.iter().map(|a| without_undefined(&resolve(a, &saved))).collect();
+        let before = store.digest();
+        match (run(&mut store, step, &args, &mut tickets), &step.error) {
+            (Err(error), Some(expected)) => {
+                if error.code().as_str() != expected.code || error.field() != expected.field {
+                    return Err(format!("{at}: expected {}/{}, got {}/{} ({error})", expected.code, expected.field, error.code().as_str(), error.field()));
+                }
+                if store.digest() != before {
+                    return Err(format!("{at}: a rejected call changed the state"));
+                }
+            }
+            (Err(error), None) => return Err(format!("{at}: unexpected error {}: {error}", error.code().as_str())),
+            (Ok(_), Some(expected)) => return Err(format!("{at}: expected error {}", expected.code)),
+            (Ok((result, reason)), None) => {
+                if let Some(name) = &step.save {
+                    let value = match step.call.as_str() {
+                        "beginSelection" => result.as_ref().and_then(|r| r.get("ticket")).cloned(),
+                        _ => result.clone(),
+                    };
+                    saved.insert(name.clone(), value.unwrap_or(Value::Null));
+                }
+                if let Some(reload) = step.expect_reload {
+                    let got = result.as_ref().and_then(|r| r.get("reload")).and_then(Value::as_bool);
+                    if got != Some(reload) {
+                        return Err(format!("{at}: expected reload {reload}, got {got:?}"));
+                    }
+                }
+                if let Some(expected) = &step.expect {
+                    let expected = without_undefined(expected);
+                    if expected != result {
+                        return Err(format!("{at}: expected {expected:?}, got {result:?}"));
+                    }
+                }
+                if let Some(code) = &step.reason {
+                    let got = reason.map(Reason::code);
+                    if got != Some(code.as_str()) {
+                        return Err(format!("{at}: expected reason {code}, got {got:?}"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_store_scenario_case() {
+    let file = load();
+    let failures: Vec<String> = file
+        .cases
+        .iter()
+        .filter_map(|case| check_case(case).err().map(|why| format!("{}: {why}", case.name)))
+        .collect();
+    println!("store scenarios: {} passed, {} failed", file.cases.len() - failures.len(), failures.len());
+    assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+}
