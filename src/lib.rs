@@ -25,6 +25,7 @@
 
 pub mod error;
 pub mod rules;
+mod sort;
 pub mod store;
 pub mod wire;
 

@@ -27,7 +27,12 @@ fn action(a: Option<task_projection::rules::model::PendingAction>) -> Value {
 }
 
 /// Runs one step: `Ok((result, reason))`, where `result` is `None` for `undefined`.
-fn run(store: &mut Store, step: &Step, args: &[Option<Value>], ticket_seq: &mut u32) -> Result<(Option<Value>, Option<Reason>), WireError> {
+fn run(
+    store: &mut Store,
+    step: &Step,
+    args: &[Option<Value>],
+    ticket_seq: &mut u32,
+) -> Result<(Option<Value>, Option<Reason>), WireError> {
     let arg = |i: usize| Json(args.get(i).and_then(Option::as_ref));
     let id = |i: usize, name: &'static str| api::id(&arg(i), name);
     let done = |reason: Reason| Ok((None, Some(reason)));
@@ -39,15 +44,21 @@ fn run(store: &mut Store, step: &Step, args: &[Option<Value>], ticket_seq: &mut 
         "applyMessageEvents" => done(api::apply_message_events(store, &arg(0), &arg(1))?),
         "applyTurnEvent" => done(api::apply_turn_event(store, &arg(0))?),
         "applySessionEvent" => done(api::apply_session_event(store, &arg(0))?),
-        "applyStatusSummaryEvent" => done(api::apply_status_summary_event(store, &arg(0), payload)?),
+        "applyStatusSummaryEvent" => {
+            done(api::apply_status_summary_event(store, &arg(0), payload)?)
+        }
         "applyTaskUpdated" => done(api::apply_task_updated(store, &arg(0), payload)?),
         "removeTask" => done(api::remove_task(store, &arg(0))?),
         "applyTaskSnapshot" => done(api::apply_task_snapshot(store, &arg(0), &arg(1), payload)?),
         "beginTaskFetch" => Ok((Some(json!(store.begin_task_fetch())), None)),
         "beginSelection" => {
             *ticket_seq += 1;
-            let begun = api::begin_selection(store, &arg(0), &arg(1), format!("ticket-{ticket_seq}"))?;
-            Ok((Some(json!({"ticket": begun.ticket, "reload": begun.reload})), None))
+            let begun =
+                api::begin_selection(store, &arg(0), &arg(1), format!("ticket-{ticket_seq}"))?;
+            Ok((
+                Some(json!({"ticket": begun.ticket, "reload": begun.reload})),
+                None,
+            ))
         }
         "setActiveTask" => {
             api::set_active_task(store, &arg(0))?;
@@ -81,7 +92,10 @@ fn run(store: &mut Store, step: &Step, args: &[Option<Value>], ticket_seq: &mut 
         }
         "pendingClarification" => {
             let (bundle, r) = store.pending_clarification(&id(0, "sessionId")?);
-            let value = bundle.map_or(Value::Null, |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}));
+            let value = bundle.map_or(
+                Value::Null,
+                |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+            );
             Ok((Some(value), Some(r)))
         }
         "hiddenMessageIds" => {
@@ -102,7 +116,11 @@ fn run(store: &mut Store, step: &Step, args: &[Option<Value>], ticket_seq: &mut 
         }
         "pendingOwner" => {
             let task = id(0, "taskId")?;
-            let preferred = args.get(1).and_then(Option::as_ref).and_then(Value::as_str).map(str::to_owned);
+            let preferred = args
+                .get(1)
+                .and_then(Option::as_ref)
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             let (owner, r) = store.pending_owner(&task, preferred.as_deref());
             Ok((Some(json!(owner.unwrap_or(""))), Some(r)))
         }
@@ -116,19 +134,36 @@ fn check_case(case: &store_common::Case) -> Result<(), String> {
     let mut tickets = 0;
     for (n, step) in case.steps.iter().enumerate() {
         let at = format!("step {n} ({})", step.call);
-        let args: Vec<Option<Value>> = step.args.iter().map(|a| without_undefined(&resolve(a, &saved))).collect();
+        let args: Vec<Option<Value>> = step
+            .args
+            .iter()
+            .map(|a| without_undefined(&resolve(a, &saved)))
+            .collect();
         let before = store.digest();
         match (run(&mut store, step, &args, &mut tickets), &step.error) {
             (Err(error), Some(expected)) => {
                 if error.code().as_str() != expected.code || error.field() != expected.field {
-                    return Err(format!("{at}: expected {}/{}, got {}/{} ({error})", expected.code, expected.field, error.code().as_str(), error.field()));
+                    return Err(format!(
+                        "{at}: expected {}/{}, got {}/{} ({error})",
+                        expected.code,
+                        expected.field,
+                        error.code().as_str(),
+                        error.field()
+                    ));
                 }
                 if store.digest() != before {
                     return Err(format!("{at}: a rejected call changed the state"));
                 }
             }
-            (Err(error), None) => return Err(format!("{at}: unexpected error {}: {error}", error.code().as_str())),
-            (Ok(_), Some(expected)) => return Err(format!("{at}: expected error {}", expected.code)),
+            (Err(error), None) => {
+                return Err(format!(
+                    "{at}: unexpected error {}: {error}",
+                    error.code().as_str()
+                ))
+            }
+            (Ok(_), Some(expected)) => {
+                return Err(format!("{at}: expected error {}", expected.code))
+            }
             (Ok((result, reason)), None) => {
                 if let Some(name) = &step.save {
                     let value = match step.call.as_str() {
@@ -138,7 +173,10 @@ fn check_case(case: &store_common::Case) -> Result<(), String> {
                     saved.insert(name.clone(), value.unwrap_or(Value::Null));
                 }
                 if let Some(reload) = step.expect_reload {
-                    let got = result.as_ref().and_then(|r| r.get("reload")).and_then(Value::as_bool);
+                    let got = result
+                        .as_ref()
+                        .and_then(|r| r.get("reload"))
+                        .and_then(Value::as_bool);
                     if got != Some(reload) {
                         return Err(format!("{at}: expected reload {reload}, got {got:?}"));
                     }
@@ -167,8 +205,21 @@ fn every_store_scenario_case() {
     let failures: Vec<String> = file
         .cases
         .iter()
-        .filter_map(|case| check_case(case).err().map(|why| format!("{}: {why}", case.name)))
+        .filter_map(|case| {
+            check_case(case)
+                .err()
+                .map(|why| format!("{}: {why}", case.name))
+        })
         .collect();
-    println!("store scenarios: {} passed, {} failed", file.cases.len() - failures.len(), failures.len());
-    assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+    println!(
+        "store scenarios: {} passed, {} failed",
+        file.cases.len() - failures.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

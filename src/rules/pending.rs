@@ -32,7 +32,11 @@ pub fn session_pending_action<T: TurnRecord, M: MessageRecord>(
         state,
         turns,
         |turn_id| messages.iter().any(|m| m.turn_id() == Some(turn_id)),
-        |turn_id| messages.iter().filter(move |m| m.turn_id() == Some(turn_id)),
+        |turn_id| {
+            messages
+                .iter()
+                .filter(move |m| m.turn_id() == Some(turn_id))
+        },
     )
 }
 

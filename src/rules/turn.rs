@@ -117,8 +117,7 @@ pub fn visible_turn_history<T: TurnRecord>(
             })
         })
         .collect();
-    // The key order is total (see `time`), so the stable sort cannot panic.
-    order.sort_by(|&a, &b| match (turns.get(a), turns.get(b)) {
+    crate::sort::stable_sort_by(&mut order, |&a, &b| match (turns.get(a), turns.get(b)) {
         (Some(a), Some(b)) => a
             .started_at()
             .cmp(b.started_at())

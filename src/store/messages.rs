@@ -9,10 +9,9 @@
 //! rules can return or decide on.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus};
 use crate::rules::time::Timestamp;
@@ -69,7 +68,11 @@ impl Names {
     }
 
     fn bytes(&self) -> usize {
-        self.names.iter().map(|n| n.len()).sum::<usize>().saturating_mul(2)
+        self.names
+            .iter()
+            .map(|n| n.len())
+            .sum::<usize>()
+            .saturating_mul(2)
     }
 }
 
@@ -208,7 +211,10 @@ impl MessageIndex {
             self.clarifications.insert(slot, info);
         }
         let turn = row.turn;
-        if let Some(place) = self.slots.get_mut(usize::try_from(slot).unwrap_or(usize::MAX)) {
+        if let Some(place) = self
+            .slots
+            .get_mut(usize::try_from(slot).unwrap_or(usize::MAX))
+        {
             *place = Some(row);
         }
         let slots = &self.slots;
@@ -290,7 +296,12 @@ impl MessageIndex {
         self.turns
             .get(turn_id)
             .and_then(|t| self.per_turn.get(&t))
-            .map(|s| s.requests.iter().filter_map(|&slot| self.view(slot)).collect())
+            .map(|s| {
+                s.requests
+                    .iter()
+                    .filter_map(|&slot| self.view(slot))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -323,7 +334,7 @@ impl MessageIndex {
             .collect();
         slots.extend(self.newest_with_turn());
         let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        views.sort_by(|a, b| Self::order_of(a.row, b.row));
+        crate::sort::stable_sort_by(&mut views, |a, b| Self::order_of(a.row, b.row));
         views.dedup_by_key(|v| v.slot);
         views
     }
@@ -347,7 +358,7 @@ impl MessageIndex {
             .collect();
         slots.push(newest);
         let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        views.sort_by(|a, b| Self::order_of(a.row, b.row));
+        crate::sort::stable_sort_by(&mut views, |a, b| Self::order_of(a.row, b.row));
         views.dedup_by_key(|v| v.slot);
         views
     }

@@ -14,9 +14,10 @@
 pub(crate) mod messages;
 mod reason;
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use hashbrown::{HashMap, HashSet};
 
 use crate::error::WireError;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
@@ -26,9 +27,13 @@ use crate::rules::model::{
 use crate::rules::owner::{
     resolve_owner, settle_selection, Load, Owner, SelectionOutcome, Settle, TaskMark,
 };
-use crate::rules::pending::{effective_task_pending_action, session_pending_action_with, task_pending_action};
+use crate::rules::pending::{
+    effective_task_pending_action, session_pending_action_with, task_pending_action,
+};
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
-use crate::rules::summary::{is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask};
+use crate::rules::summary::{
+    is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask,
+};
 use crate::rules::turn::{current_turn, CurrentTurn};
 use crate::rules::{clarification, model};
 
@@ -238,6 +243,32 @@ struct ActiveSelection {
 /// What a fetch token captured: each task present then, with its summary revision.
 type Captured = HashMap<Box<str>, Option<u64>>;
 
+/// FNV-1a: a deliberately small hasher for [`ProjectionStore::digest`] (tests only; keeps the
+/// wasm small, where an inlined fast hasher per field cost ~10 KB).
+#[derive(Clone, Copy, Default)]
+struct Fnv;
+
+struct FnvState(u64);
+
+impl Hasher for FnvState {
+    #[inline(never)]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl BuildHasher for Fnv {
+    type Hasher = FnvState;
+    fn build_hasher(&self) -> FnvState {
+        FnvState(0xcbf2_9ce4_8422_2325)
+    }
+}
+
 /// How many fetch tokens are remembered; older ones are forgotten (their snapshot is rejected).
 const MAX_FETCHES: usize = 32;
 
@@ -301,15 +332,12 @@ impl<P: Clone> ProjectionStore<P> {
         self.version
     }
 
-    /// The tasks and sessions changed since the last call.
+    /// The tasks and sessions changed since the last call (in no particular order).
     pub fn take_changes(&mut self) -> Changes {
-        let mut changes = Changes {
+        Changes {
             tasks: self.changed_tasks.drain().map(String::from).collect(),
             sessions: self.changed_sessions.drain().map(String::from).collect(),
-        };
-        changes.tasks.sort_unstable();
-        changes.sessions.sort_unstable();
-        changes
+        }
     }
 
     /// Whether changes are waiting for [`Self::take_changes`].
@@ -386,7 +414,10 @@ impl<P: Clone> ProjectionStore<P> {
         if entry.task_id.is_none() {
             entry.task_id = task_id.map(Box::from);
         }
-        let (replace, why) = can_replace(entry.projection.revision.as_ref(), incoming.revision.as_ref());
+        let (replace, why) = can_replace(
+            entry.projection.revision.as_ref(),
+            incoming.revision.as_ref(),
+        );
         let merged = merge_projection(&entry.projection, incoming);
         if merged == entry.projection {
             return if replace || incoming.revision.is_none() {
@@ -408,7 +439,11 @@ impl<P: Clone> ProjectionStore<P> {
     /// REST: a task's session list (newest first). Each session's state updates; its pending
     /// fields merge under the revision rule; projections buffered for these sessions merge too,
     /// unless they were tagged with another task.
-    pub fn apply_session_list(&mut self, task_id: &str, sessions: &[Session]) -> Result<Reason, WireError> {
+    pub fn apply_session_list(
+        &mut self,
+        task_id: &str,
+        sessions: &[Session],
+    ) -> Result<Reason, WireError> {
         for (index, session) in sessions.iter().enumerate() {
             if session.task_id.as_deref().is_some_and(|t| t != task_id) {
                 return Err(WireError::InvalidValue {
@@ -506,7 +541,10 @@ impl<P: Clone> ProjectionStore<P> {
         let entry = self.session_mut(session_id);
         let mut changed = false;
         for message in page {
-            changed |= matches!(entry.messages.upsert(message), Upsert::Inserted | Upsert::Updated);
+            changed |= matches!(
+                entry.messages.upsert(message),
+                Upsert::Inserted | Upsert::Updated
+            );
         }
         if changed {
             self.touch_session(session_id);
@@ -543,7 +581,8 @@ impl<P: Clone> ProjectionStore<P> {
         }
         match &event.projection {
             Some(projection) => {
-                let why = self.merge_session_projection(session_id, event.task_id.as_deref(), projection);
+                let why =
+                    self.merge_session_projection(session_id, event.task_id.as_deref(), projection);
                 match (why, row) {
                     (Reason::Unchanged, Upsert::Inserted | Upsert::Updated) => Reason::Applied,
                     (why, _) => why,
@@ -557,7 +596,8 @@ impl<P: Clone> ProjectionStore<P> {
     /// WebSocket: a session changed (state, and the projection when its keys are present).
     pub fn apply_session_event(&mut self, session: &Session) -> Reason {
         let entry = self.session_mut(&session.id);
-        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), session.task_id.as_deref()) {
+        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), session.task_id.as_deref())
+        {
             if held != incoming {
                 return Reason::TaskMismatchRejected;
             }
@@ -571,7 +611,11 @@ impl<P: Clone> ProjectionStore<P> {
             self.touch_session(&session.id);
         }
         if session.pending_action.is_none() && session.pending_action_revision.is_none() {
-            return if state_changed { Reason::Applied } else { Reason::Unchanged };
+            return if state_changed {
+                Reason::Applied
+            } else {
+                Reason::Unchanged
+            };
         }
         let incoming = PendingProjection {
             action: session.pending_action,
@@ -585,7 +629,11 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
     /// held or the incoming revision is strictly greater (SPEC §7).
-    pub fn apply_status_summary_event(&mut self, task_id: &str, summary: Option<(StatusSummary, P)>) -> Reason {
+    pub fn apply_status_summary_event(
+        &mut self,
+        task_id: &str,
+        summary: Option<(StatusSummary, P)>,
+    ) -> Reason {
         let task = self.tasks.entry(Box::from(task_id)).or_default();
         task.known = true;
         let held = task.summary.as_ref().map(|s| s.revision);
@@ -666,7 +714,11 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// REST: the tasks of a snapshot requested with `token` (SPEC §7 merge).
-    pub fn apply_task_snapshot(&mut self, token: u64, tasks: Vec<TaskInput<P>>) -> Result<Reason, WireError> {
+    pub fn apply_task_snapshot(
+        &mut self,
+        token: u64,
+        tasks: Vec<TaskInput<P>>,
+    ) -> Result<Reason, WireError> {
         let Some(at) = self.fetches.iter().position(|(t, _)| *t == token) else {
             return Err(WireError::InvalidValue {
                 field: "token".into(),
@@ -775,7 +827,9 @@ impl<P: Clone> ProjectionStore<P> {
             Considered::Turn(turn) => entry.messages.turn_requests(turn),
             Considered::All => entry.messages.discovery_candidates(),
         };
-        let Some(request) = pending_request(&candidates, Some(&scope)).and_then(|i| candidates.get(i)) else {
+        let Some(request) =
+            pending_request(&candidates, Some(&scope)).and_then(|i| candidates.get(i))
+        else {
             return (None, Reason::NoPendingRequest);
         };
         let members = pending_bundle(&candidates, Some(&scope));
@@ -803,7 +857,8 @@ impl<P: Clone> ProjectionStore<P> {
         let Some(entry) = self.sessions.get(session_id) else {
             return (false, Reason::SessionUnknown);
         };
-        let blocked = clarification::has_pending_permission(&entry.messages.permission_candidates());
+        let blocked =
+            clarification::has_pending_permission(&entry.messages.permission_candidates());
         let why = if blocked {
             Reason::NewestPermissionPending
         } else {
@@ -829,7 +884,10 @@ impl<P: Clone> ProjectionStore<P> {
     /// per-task rule over its sessions' projections.
     fn effective_action(&self, task: &TaskEntry<P>) -> (Option<PendingAction>, Reason) {
         if !task.known && task.summary.is_none() {
-            return (task_pending_action(self.listed_sessions(task)), Reason::DerivedFromSessions);
+            return (
+                task_pending_action(self.listed_sessions(task)),
+                Reason::DerivedFromSessions,
+            );
         }
         let why = if task.summary.is_some() {
             Reason::StatusSummaryAction
@@ -863,7 +921,11 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// The session to open for a task (SPEC §6), or `None` for task-only navigation.
-    pub fn pending_owner<'s>(&'s self, task_id: &str, preferred: Option<&'s str>) -> (Option<&'s str>, Reason) {
+    pub fn pending_owner<'s>(
+        &'s self,
+        task_id: &str,
+        preferred: Option<&'s str>,
+    ) -> (Option<&'s str>, Reason) {
         let Some(task) = self.tasks.get(task_id) else {
             return (None, Reason::TaskUnknown);
         };
@@ -884,10 +946,16 @@ impl<P: Clone> ProjectionStore<P> {
     // ---- selection (SPEC §6) -----------------------------------------------------------------
 
     /// Starts a task selection; a newer selection makes every older ticket inert.
-    pub fn begin_selection(&mut self, task_id: &str, preferred: Option<&str>, ticket: String) -> SelectionTicket {
+    pub fn begin_selection(
+        &mut self,
+        task_id: &str,
+        preferred: Option<&str>,
+        ticket: String,
+    ) -> SelectionTicket {
         let task = self.tasks.get(task_id);
         let at_start = task.map(|t| self.mark(t));
-        let reload = task.is_none_or(|t| self.effective_action(t).0.is_some() || t.sessions.is_none());
+        let reload =
+            task.is_none_or(|t| self.effective_action(t).0.is_some() || t.sessions.is_none());
         self.selection = Some(ActiveSelection {
             ticket: ticket.clone(),
             task_id: Box::from(task_id),
@@ -910,8 +978,16 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Settles a selection with the outcome of its session load. A loaded list is applied to the
     /// store first; then every guard of SPEC §6 runs on the store's merged state.
-    pub fn settle_selection(&mut self, ticket: &str, load: SelectionLoad) -> Result<(Navigation, Reason), WireError> {
-        let current = self.selection.as_ref().filter(|s| s.ticket == ticket).cloned();
+    pub fn settle_selection(
+        &mut self,
+        ticket: &str,
+        load: SelectionLoad,
+    ) -> Result<(Navigation, Reason), WireError> {
+        let current = self
+            .selection
+            .as_ref()
+            .filter(|s| s.ticket == ticket)
+            .cloned();
         let Some(selection) = current else {
             return Ok((Navigation::Inert, Reason::TicketNotCurrent));
         };
@@ -953,11 +1029,13 @@ impl<P: Clone> ProjectionStore<P> {
     /// A digest of the whole decision-relevant state (tests compare it before and after a
     /// rejected event). Iteration order does not matter.
     pub fn digest(&self) -> u64 {
-        let mut sessions: Vec<u64> = self
+        // Entries combine by wrapping addition, so iteration order does not matter.
+        let hasher = Fnv;
+        let sessions: u64 = self
             .sessions
             .iter()
             .map(|(id, s)| {
-                let mut h = DefaultHasher::new();
+                let mut h = hasher.build_hasher();
                 id.hash(&mut h);
                 s.task_id.hash(&mut h);
                 s.listed.hash(&mut h);
@@ -990,22 +1068,23 @@ impl<P: Clone> ProjectionStore<P> {
                 }
                 h.finish()
             })
-            .collect();
-        sessions.sort_unstable();
-        let mut tasks: Vec<u64> = self
+            .fold(0, u64::wrapping_add);
+        let tasks: u64 = self
             .tasks
             .iter()
             .map(|(id, t)| {
-                let mut h = DefaultHasher::new();
+                let mut h = hasher.build_hasher();
                 id.hash(&mut h);
-                t.summary.as_ref().map(|s| (s.revision, s.pending_action)).hash(&mut h);
+                t.summary
+                    .as_ref()
+                    .map(|s| (s.revision, s.pending_action))
+                    .hash(&mut h);
                 t.task_pending_action.hash(&mut h);
                 t.sessions.hash(&mut h);
                 h.finish()
             })
-            .collect();
-        tasks.sort_unstable();
-        let mut h = DefaultHasher::new();
+            .fold(0, u64::wrapping_add);
+        let mut h = hasher.build_hasher();
         sessions.hash(&mut h);
         tasks.hash(&mut h);
         h.finish()
@@ -1025,7 +1104,10 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// The held projection of a session (tests, debugging).
-    pub fn session_projection(&self, session_id: &str) -> Option<(Option<Option<PendingAction>>, Option<&Revision>)> {
+    pub fn session_projection(
+        &self,
+        session_id: &str,
+    ) -> Option<(Option<Option<PendingAction>>, Option<&Revision>)> {
         self.sessions
             .get(session_id)
             .map(|s| (s.projection.action, s.projection.revision.as_ref()))

@@ -75,7 +75,9 @@ impl Reason {
                     "pending_clarification_in_current_turn"
                 }
                 SessionActionReason::LatestPermissionPending => "latest_permission_pending",
-                SessionActionReason::NothingPendingInCurrentTurn => "nothing_pending_in_current_turn",
+                SessionActionReason::NothingPendingInCurrentTurn => {
+                    "nothing_pending_in_current_turn"
+                }
             },
             Reason::ProjectionNotClarification => "projection_not_clarification",
             Reason::NoCurrentTurn => "no_current_turn",

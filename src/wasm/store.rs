@@ -4,12 +4,12 @@
 //! Translation only: every decision is the store's (and so the rules').
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::Poll;
 
+use hashbrown::HashMap;
 use js_sys::{Array, Function, Object, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -87,7 +87,10 @@ impl JsProjectionStore {
         }
     }
 
-    fn mutate(&self, f: impl FnOnce(&mut Store<JsValue>) -> Result<Reason, crate::WireError>) -> Result<(), JsValue> {
+    fn mutate(
+        &self,
+        f: impl FnOnce(&mut Store<JsValue>) -> Result<Reason, crate::WireError>,
+    ) -> Result<(), JsValue> {
         let result = {
             let mut store = self.store.borrow_mut();
             f(&mut store)
@@ -124,10 +127,19 @@ impl JsProjectionStore {
             }
             let event = Object::new();
             let tasks: Array = changes.tasks.iter().map(|t| JsValue::from_str(t)).collect();
-            let sessions: Array = changes.sessions.iter().map(|s| JsValue::from_str(s)).collect();
+            let sessions: Array = changes
+                .sessions
+                .iter()
+                .map(|s| JsValue::from_str(s))
+                .collect();
             set(&event, "tasks", &tasks);
             set(&event, "sessions", &sessions);
-            let targets: Vec<Function> = listeners.borrow().entries.iter().map(|(_, f)| f.clone()).collect();
+            let targets: Vec<Function> = listeners
+                .borrow()
+                .entries
+                .iter()
+                .map(|(_, f)| f.clone())
+                .collect();
             for listener in targets {
                 // One listener's exception must not starve the others.
                 let _ = listener.call1(&JsValue::UNDEFINED, &event);
@@ -136,7 +148,13 @@ impl JsProjectionStore {
         queue_microtask(flush.unchecked_ref());
     }
 
-    fn cached(&self, query: Query, key: &str, version: u64, compute: impl FnOnce() -> JsValue) -> JsValue {
+    fn cached(
+        &self,
+        query: Query,
+        key: &str,
+        version: u64,
+        compute: impl FnOnce() -> JsValue,
+    ) -> JsValue {
         let mut cache = self.cache.borrow_mut();
         let per_query = cache.entry(query).or_default();
         if let Some((v, value)) = per_query.get(key) {
@@ -165,7 +183,11 @@ impl JsProjectionStore {
 
     /// `applyMessagePage(sessionId, messages)`.
     #[wasm_bindgen(js_name = applyMessagePage, skip_typescript)]
-    pub fn apply_message_page(&self, session_id: JsValue, messages: JsValue) -> Result<(), JsValue> {
+    pub fn apply_message_page(
+        &self,
+        session_id: JsValue,
+        messages: JsValue,
+    ) -> Result<(), JsValue> {
         self.mutate(|s| api::apply_message_page(s, &Js(session_id), &Js(messages)))
     }
 
@@ -250,11 +272,16 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let (current, reason) = store.current_turn_id(&id);
         self.last_reason.set(reason);
-        Ok(self.cached(Query::CurrentTurn, &id, store.session_version(&id), || match current {
-            CurrentTurn::Unknown => JsValue::UNDEFINED,
-            CurrentTurn::None => JsValue::NULL,
-            CurrentTurn::Turn(turn) => JsValue::from_str(turn),
-        }))
+        Ok(self.cached(
+            Query::CurrentTurn,
+            &id,
+            store.session_version(&id),
+            || match current {
+                CurrentTurn::Unknown => JsValue::UNDEFINED,
+                CurrentTurn::None => JsValue::NULL,
+                CurrentTurn::Turn(turn) => JsValue::from_str(turn),
+            },
+        ))
     }
 
     /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same object
@@ -265,16 +292,29 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let (bundle, reason) = store.pending_clarification(&id);
         self.last_reason.set(reason);
-        Ok(self.cached(Query::Clarification, &id, store.session_version(&id), || match bundle {
-            None => JsValue::NULL,
-            Some(bundle) => {
-                let object = Object::new();
-                set(&object, "pending_id", &bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str));
-                let ids: Array = bundle.message_ids.iter().map(|m| JsValue::from_str(m)).collect();
-                set(&object, "message_ids", &ids);
-                object.into()
-            }
-        }))
+        Ok(self.cached(
+            Query::Clarification,
+            &id,
+            store.session_version(&id),
+            || match bundle {
+                None => JsValue::NULL,
+                Some(bundle) => {
+                    let object = Object::new();
+                    set(
+                        &object,
+                        "pending_id",
+                        &bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str),
+                    );
+                    let ids: Array = bundle
+                        .message_ids
+                        .iter()
+                        .map(|m| JsValue::from_str(m))
+                        .collect();
+                    set(&object, "message_ids", &ids);
+                    object.into()
+                }
+            },
+        ))
     }
 
     /// `hiddenMessageIds(sessionId)` → the ids an overlay renders (hide them from the
@@ -285,9 +325,14 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let (ids, reason) = store.hidden_message_ids(&id);
         self.last_reason.set(reason);
-        Ok(self.cached(Query::Hidden, &id, store.session_version(&id), || {
-            ids.iter().map(|m| JsValue::from_str(m)).collect::<Array>().into()
-        }))
+        Ok(
+            self.cached(Query::Hidden, &id, store.session_version(&id), || {
+                ids.iter()
+                    .map(|m| JsValue::from_str(m))
+                    .collect::<Array>()
+                    .into()
+            }),
+        )
     }
 
     /// `hasPendingPermission(sessionId)` → boolean.
@@ -342,8 +387,13 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = beginSelection, skip_typescript)]
     pub fn begin_selection(&self, task_id: JsValue, options: JsValue) -> JsResult {
         let ticket = uuid::Uuid::new_v4().to_string();
-        let begun = api::begin_selection(&mut self.store.borrow_mut(), &Js(task_id), &Js(options), ticket)
-            .map_err(js_error)?;
+        let begun = api::begin_selection(
+            &mut self.store.borrow_mut(),
+            &Js(task_id),
+            &Js(options),
+            ticket,
+        )
+        .map_err(js_error)?;
         let object = Object::new();
         set(&object, "ticket", &JsValue::from_str(&begun.ticket));
         set(&object, "reload", &JsValue::from_bool(begun.reload));
@@ -434,7 +484,10 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let object = Object::new();
         #[allow(clippy::cast_precision_loss)]
-        let (messages, bytes) = (store.message_count() as f64, store.message_heap_bytes() as f64);
+        let (messages, bytes) = (
+            store.message_count() as f64,
+            store.message_heap_bytes() as f64,
+        );
         set(&object, "messages", &JsValue::from_f64(messages));
         set(&object, "messageBytes", &JsValue::from_f64(bytes));
         object.into()

@@ -10,7 +10,10 @@ use super::decode;
 use super::{Kind, Path, Wire};
 
 /// `"added" | "updated" | "deleted"`.
-pub fn message_event_kind<W: Wire>(value: &W, path: &Path<'_>) -> Result<MessageEventKind, WireError> {
+pub fn message_event_kind<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<MessageEventKind, WireError> {
     let text = decode::string(value, path)?;
     MessageEventKind::parse(&text).ok_or_else(|| WireError::InvalidValue {
         field: path.to_string(),
@@ -97,19 +100,30 @@ pub fn task_input<W: Wire + Clone>(value: &W, path: &Path<'_>) -> Result<TaskInp
     let summary_value = value.get("status_summary");
     let status_summary = match summary_value.kind() {
         Kind::Undefined => None,
-        _ => Some(summary_with_payload(summary_value, &path.key("status_summary"))?),
+        _ => Some(summary_with_payload(
+            summary_value,
+            &path.key("status_summary"),
+        )?),
     };
     let action_value = value.get("task_pending_action");
     Ok(TaskInput {
         id: decode::string(&value.get("id"), &path.key("id"))?,
         status_summary,
         invalidated: decode::flag(&value.get("status_summary_invalidated")),
-        task_pending_action: decode::pending_action(&action_value, &path.key("task_pending_action"))?,
+        task_pending_action: decode::pending_action(
+            &action_value,
+            &path.key("task_pending_action"),
+        )?,
     })
 }
 
 /// A required array of tasks.
-pub fn task_inputs<W: Wire + Clone>(value: &W, path: &Path<'_>) -> Result<Vec<TaskInput<W>>, WireError> {
+pub fn task_inputs<W: Wire + Clone>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<Vec<TaskInput<W>>, WireError> {
     let len = decode::array(value, path)?;
-    (0..len).map(|i| task_input(&value.at(i), &path.index(i))).collect()
+    (0..len)
+        .map(|i| task_input(&value.at(i), &path.index(i)))
+        .collect()
 }

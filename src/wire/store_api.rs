@@ -80,7 +80,10 @@ pub fn apply_message_events<W: Wire, P: Clone>(
 }
 
 /// `applyTurnEvent(payload)`.
-pub fn apply_turn_event<W: Wire, P: Clone>(store: &mut ProjectionStore<P>, payload: &W) -> Result<Reason, WireError> {
+pub fn apply_turn_event<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    payload: &W,
+) -> Result<Reason, WireError> {
     let event = events::turn_event(payload, &Path::Root("payload"))?;
     Ok(store.apply_turn_event(event))
 }
@@ -116,7 +119,10 @@ pub fn apply_task_updated<W: Wire + Clone, P: Clone>(
 }
 
 /// `removeTask(taskId)`.
-pub fn remove_task<W: Wire, P: Clone>(store: &mut ProjectionStore<P>, task_id: &W) -> Result<Reason, WireError> {
+pub fn remove_task<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    task_id: &W,
+) -> Result<Reason, WireError> {
     let task_id = id(task_id, "taskId")?;
     Ok(store.remove_task(&task_id))
 }
@@ -128,13 +134,17 @@ pub fn apply_task_snapshot<W: Wire + Clone, P: Clone>(
     tasks: &W,
     payload_of: impl Fn(W) -> P,
 ) -> Result<Reason, WireError> {
-    let token = decode::unsigned(token, &Path::Root("token"))?.ok_or_else(|| WireError::InvalidType {
-        field: "token".into(),
-        expected: "a fetch token from beginTaskFetch()",
-        got: token.kind().name(),
-    })?;
+    let token =
+        decode::unsigned(token, &Path::Root("token"))?.ok_or_else(|| WireError::InvalidType {
+            field: "token".into(),
+            expected: "a fetch token from beginTaskFetch()",
+            got: token.kind().name(),
+        })?;
     let tasks = events::task_inputs(tasks, &Path::Root("tasks"))?;
-    let tasks = tasks.into_iter().map(|t| t.map_payload(&payload_of)).collect();
+    let tasks = tasks
+        .into_iter()
+        .map(|t| t.map_payload(&payload_of))
+        .collect();
     store.apply_task_snapshot(token, tasks)
 }
 
@@ -151,7 +161,10 @@ pub fn begin_selection<W: Wire, P: Clone>(
         Kind::Undefined | Kind::Null => None,
         _ => {
             decode::object(options, &path)?;
-            decode::optional_string(&options.get("preferredSessionId"), &path.key("preferredSessionId"))?
+            decode::optional_string(
+                &options.get("preferredSessionId"),
+                &path.key("preferredSessionId"),
+            )?
         }
     };
     Ok(store.begin_selection(&task_id, preferred.as_deref(), ticket))
@@ -169,16 +182,24 @@ pub fn settle_selection<W: Wire, P: Clone>(
     decode::object(outcome, &path)?;
     let load = if decode::flag(&outcome.get("aborted")) {
         SelectionLoad::Aborted
-    } else if outcome.get("error").kind() != Kind::Undefined || decode::flag(&outcome.get("timedOut")) {
+    } else if outcome.get("error").kind() != Kind::Undefined
+        || decode::flag(&outcome.get("timedOut"))
+    {
         SelectionLoad::Failed
     } else {
-        SelectionLoad::Loaded(decode::sessions(&outcome.get("sessions"), &path.key("sessions"))?)
+        SelectionLoad::Loaded(decode::sessions(
+            &outcome.get("sessions"),
+            &path.key("sessions"),
+        )?)
     };
     store.settle_selection(&ticket, load)
 }
 
 /// `setActiveTask(taskId | null)`.
-pub fn set_active_task<W: Wire, P: Clone>(store: &mut ProjectionStore<P>, task_id: &W) -> Result<(), WireError> {
+pub fn set_active_task<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    task_id: &W,
+) -> Result<(), WireError> {
     let task_id = decode::optional_string(task_id, &Path::Root("taskId"))?;
     store.set_active_task(task_id.as_deref());
     Ok(())

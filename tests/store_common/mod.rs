@@ -55,9 +55,16 @@ pub fn resolve(value: &Value, saved: &std::collections::HashMap<String, Value>) 
     match value {
         Value::Object(map) if map.len() == 1 && map.contains_key("$saved") => {
             let name = map["$saved"].as_str().expect("$saved names a string");
-            saved.get(name).cloned().unwrap_or_else(|| panic!("nothing saved as {name}"))
+            saved
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| panic!("nothing saved as {name}"))
         }
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, saved))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), resolve(v, saved)))
+                .collect(),
+        ),
         Value::Array(items) => Value::Array(items.iter().map(|v| resolve(v, saved)).collect()),
         other => other.clone(),
     }

@@ -53,31 +53,56 @@ fn check_case(case: &store_common::Case) -> Result<(), String> {
     let mut saved: HashMap<String, Value> = HashMap::new();
     for (n, step) in case.steps.iter().enumerate() {
         let at = format!("step {n} ({})", step.call);
-        let args: Vec<JsValue> = step.args.iter().map(|a| to_js(&resolve(a, &saved))).collect();
+        let args: Vec<JsValue> = step
+            .args
+            .iter()
+            .map(|a| to_js(&resolve(a, &saved)))
+            .collect();
         let before = store.digest();
         match (call(&store, step, &args), &step.error) {
             (Err(error), Some(expected)) => {
-                let get = |k: &str| Reflect::get(&error, &JsValue::from_str(k)).ok().and_then(|v| v.as_string());
-                if get("code").as_deref() != Some(&expected.code) || get("field").as_deref() != Some(&expected.field) {
-                    return Err(format!("{at}: expected {}/{}, got {:?}/{:?}", expected.code, expected.field, get("code"), get("field")));
+                let get = |k: &str| {
+                    Reflect::get(&error, &JsValue::from_str(k))
+                        .ok()
+                        .and_then(|v| v.as_string())
+                };
+                if get("code").as_deref() != Some(&expected.code)
+                    || get("field").as_deref() != Some(&expected.field)
+                {
+                    return Err(format!(
+                        "{at}: expected {}/{}, got {:?}/{:?}",
+                        expected.code,
+                        expected.field,
+                        get("code"),
+                        get("field")
+                    ));
                 }
                 if store.digest() != before {
                     return Err(format!("{at}: a rejected call changed the state"));
                 }
             }
-            (Err(error), None) => return Err(format!("{at}: unexpected throw {:?}", from_js(&error))),
-            (Ok(_), Some(expected)) => return Err(format!("{at}: expected error {}", expected.code)),
+            (Err(error), None) => {
+                return Err(format!("{at}: unexpected throw {:?}", from_js(&error)))
+            }
+            (Ok(_), Some(expected)) => {
+                return Err(format!("{at}: expected error {}", expected.code))
+            }
             (Ok(result), None) => {
                 let result_json = from_js(&result);
                 if let Some(name) = &step.save {
                     let value = match step.call.as_str() {
-                        "beginSelection" => result_json.as_ref().and_then(|r| r.get("ticket")).cloned(),
+                        "beginSelection" => {
+                            result_json.as_ref().and_then(|r| r.get("ticket")).cloned()
+                        }
                         _ => result_json.clone(),
                     };
                     saved.insert(name.clone(), value.unwrap_or(Value::Null));
                 }
                 if let Some(reload) = step.expect_reload {
-                    let got = result_json.as_ref().and_then(|r| r.get("reload")).and_then(Value::as_bool);
+                    let got = result_json
+                        .as_ref()
+                        .and_then(|r| r.get("reload"))
+                        .and_then(Value::as_bool);
                     if got != Some(reload) {
                         return Err(format!("{at}: expected reload {reload}, got {got:?}"));
                     }
@@ -90,7 +115,10 @@ fn check_case(case: &store_common::Case) -> Result<(), String> {
                 }
                 if let Some(code) = &step.reason {
                     if &store.last_reason() != code {
-                        return Err(format!("{at}: expected reason {code}, got {}", store.last_reason()));
+                        return Err(format!(
+                            "{at}: expected reason {code}, got {}",
+                            store.last_reason()
+                        ));
                     }
                 }
             }
@@ -104,7 +132,16 @@ pub fn run_all() {
     let failures: Vec<String> = file
         .cases
         .iter()
-        .filter_map(|case| check_case(case).err().map(|why| format!("{}: {why}", case.name)))
+        .filter_map(|case| {
+            check_case(case)
+                .err()
+                .map(|why| format!("{}: {why}", case.name))
+        })
         .collect();
-    assert!(failures.is_empty(), "{} failing cases:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
