@@ -94,7 +94,11 @@ pub fn pending_request<M: MessageRecord>(
     if considered == Considered::Nothing {
         return None;
     }
-    let latest = latest_turn(messages, considered);
+    // Scoped to one turn, the latest turn is that turn: no pass over the messages is needed.
+    let latest = match considered {
+        Considered::Turn(turn) => Some(turn),
+        _ => latest_turn(messages, considered),
+    };
     messages
         .iter()
         .enumerate()

@@ -71,14 +71,16 @@ pub fn current_turn<T: TurnRecord>(
     state: Option<SessionState>,
     is_referenced: impl Fn(&str) -> bool,
 ) -> (CurrentTurn<usize>, TurnReason) {
-    let Some(turns) = turns else {
-        return (CurrentTurn::Unknown, TurnReason::HistoryNotLoaded);
-    };
+    // Quarantine first: a known state that is not input-capable has no current turn, whether
+    // or not its history is loaded (fail closed).
     if let Some(state) = state {
         if !state.is_input_capable() {
             return (CurrentTurn::None, TurnReason::SessionNotInputCapable);
         }
     }
+    let Some(turns) = turns else {
+        return (CurrentTurn::Unknown, TurnReason::HistoryNotLoaded);
+    };
     let mut best: Option<(usize, &T)> = None;
     let mut saw_completed = false;
     for (index, turn) in turns.iter().enumerate() {

@@ -14,6 +14,7 @@
 pub(crate) mod messages;
 mod reason;
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash, Hasher};
 
@@ -34,7 +35,7 @@ use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
 use crate::rules::summary::{
     is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask,
 };
-use crate::rules::turn::{current_turn, CurrentTurn};
+use crate::rules::turn::{current_turn, CurrentTurn, TurnReason};
 use crate::rules::{clarification, model};
 
 use messages::{MessageIndex, Upsert};
@@ -204,6 +205,35 @@ struct SessionEntry {
     early_turns: Vec<Turn>,
     messages: MessageIndex,
     version: u64,
+    /// The current turn, computed once per change of turns, state or (with a reservation among
+    /// the turns) messages.
+    current: Cell<Option<(CurrentTurn<usize>, TurnReason)>>,
+    /// Some turn is an unpublished reservation (messages can then change the current turn).
+    has_reservation: bool,
+}
+
+impl SessionEntry {
+    fn set_turns(&mut self, turns: Vec<Turn>) {
+        self.has_reservation = turns
+            .iter()
+            .any(|t| t.flags.prompt_dispatch_pending && !t.flags.prompt_dispatch_attempted);
+        self.turns = Some(turns);
+        self.current.set(None);
+    }
+
+    fn set_state(&mut self, state: Option<SessionState>) {
+        if self.state != state {
+            self.state = state;
+            self.current.set(None);
+        }
+    }
+
+    /// Messages changed: the current turn can only move when a reservation exists.
+    fn messages_changed(&self) {
+        if self.has_reservation {
+            self.current.set(None);
+        }
+    }
 }
 
 /// A session entry with its id, seen through [`SessionRecord`].
@@ -436,6 +466,20 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
+    /// A session list may not hold a session of another task (`root` names the argument).
+    fn check_sessions(task_id: &str, sessions: &[Session], root: &str) -> Result<(), WireError> {
+        match sessions
+            .iter()
+            .position(|s| s.task_id.as_deref().is_some_and(|t| t != task_id))
+        {
+            Some(index) => Err(WireError::InvalidValue {
+                field: format!("{root}[{index}].task_id"),
+                problem: format!("the session belongs to another task than \"{task_id}\""),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// REST: a task's session list (newest first). Each session's state updates; its pending
     /// fields merge under the revision rule; projections buffered for these sessions merge too,
     /// unless they were tagged with another task.
@@ -444,14 +488,7 @@ impl<P: Clone> ProjectionStore<P> {
         task_id: &str,
         sessions: &[Session],
     ) -> Result<Reason, WireError> {
-        for (index, session) in sessions.iter().enumerate() {
-            if session.task_id.as_deref().is_some_and(|t| t != task_id) {
-                return Err(WireError::InvalidValue {
-                    field: format!("sessions[{index}].task_id"),
-                    problem: format!("the session belongs to another task than \"{task_id}\""),
-                });
-            }
-        }
+        Self::check_sessions(task_id, sessions, "sessions")?;
         let new_list: Vec<Box<str>> = sessions.iter().map(|s| Box::from(s.id.as_str())).collect();
         let old_list = self
             .tasks
@@ -486,7 +523,7 @@ impl<P: Clone> ProjectionStore<P> {
                 || entry.is_primary != session.is_primary;
             entry.projection = merged;
             entry.listed = true;
-            entry.state = session.state;
+            entry.set_state(session.state);
             entry.is_primary = session.is_primary;
             if changed {
                 self.touch_session(&session.id);
@@ -511,7 +548,7 @@ impl<P: Clone> ProjectionStore<P> {
         if entry.turns.as_ref() == Some(&list) {
             return Reason::Unchanged;
         }
-        entry.turns = Some(list);
+        entry.set_turns(list);
         self.touch_session(session_id);
         Reason::Applied
     }
@@ -523,12 +560,14 @@ impl<P: Clone> ProjectionStore<P> {
         if entry.task_id.is_none() {
             entry.task_id = event.task_id.as_deref().map(Box::from);
         }
-        let Some(list) = entry.turns.as_mut() else {
+        let Some(mut list) = entry.turns.take() else {
             // History unknown until the list arrives: keep the event to merge then.
             upsert_turn(&mut entry.early_turns, event.turn);
             return Reason::BufferedUntilTurnList;
         };
-        if upsert_turn(list, event.turn) {
+        let changed = upsert_turn(&mut list, event.turn);
+        entry.set_turns(list);
+        if changed {
             self.touch_session(session_id);
             Reason::Applied
         } else {
@@ -547,6 +586,7 @@ impl<P: Clone> ProjectionStore<P> {
             );
         }
         if changed {
+            entry.messages_changed();
             self.touch_session(session_id);
             Reason::Applied
         } else {
@@ -556,10 +596,17 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// WebSocket: `session.message.added | updated | deleted`. The row applies in event order
     /// unless it is older than the stored one; the projection merges under the revision rule,
-    /// and an older update carries none (SPEC §5).
+    /// and an older update carries none (SPEC §5). An event naming another task than the
+    /// session's is rejected whole.
     pub fn apply_message_event(&mut self, kind: MessageEventKind, event: &MessageEvent) -> Reason {
         let session_id = event.session_id.as_str();
         let entry = self.session_mut(session_id);
+        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), event.task_id.as_deref()) {
+            // A message of another task's session is misrouted: neither row nor projection apply.
+            if held != incoming {
+                return Reason::TaskMismatchRejected;
+            }
+        }
         if entry.task_id.is_none() {
             entry.task_id = event.task_id.as_deref().map(Box::from);
         }
@@ -574,6 +621,7 @@ impl<P: Clone> ProjectionStore<P> {
             _ => entry.messages.upsert(&event.message),
         };
         if matches!(row, Upsert::Inserted | Upsert::Updated) {
+            entry.messages_changed();
             self.touch_session(session_id);
         }
         if row == Upsert::Stale {
@@ -604,7 +652,7 @@ impl<P: Clone> ProjectionStore<P> {
         }
         let mut state_changed = false;
         if session.state.is_some() && entry.state != session.state {
-            entry.state = session.state;
+            entry.set_state(session.state);
             state_changed = true;
         }
         if state_changed {
@@ -763,8 +811,12 @@ impl<P: Clone> ProjectionStore<P> {
     // ---- queries -------------------------------------------------------------------------------
 
     fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
-        let (current, why) = current_turn(entry.turns.as_deref(), entry.state, |turn| {
-            entry.messages.references(turn)
+        let (current, why) = entry.current.get().unwrap_or_else(|| {
+            let computed = current_turn(entry.turns.as_deref(), entry.state, |turn| {
+                entry.messages.references(turn)
+            });
+            entry.current.set(Some(computed));
+            computed
         });
         let id = current.map(|i| {
             entry
@@ -991,6 +1043,9 @@ impl<P: Clone> ProjectionStore<P> {
         let Some(selection) = current else {
             return Ok((Navigation::Inert, Reason::TicketNotCurrent));
         };
+        if let SelectionLoad::Loaded(sessions) = &load {
+            Self::check_sessions(&selection.task_id, sessions, "outcome.sessions")?;
+        }
         self.selection = None;
         let present = self.tasks.contains_key(&*selection.task_id);
         if let (true, SelectionLoad::Loaded(sessions)) = (present, &load) {

@@ -2,6 +2,9 @@
 //! result builders. No rule logic.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+
+use hashbrown::HashMap;
 
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -9,6 +12,12 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::error::WireError;
 use crate::rules::model::{PendingAction, Revision};
 use crate::wire::{Kind, Wire};
+
+thread_local! {
+    /// Property-name strings, created once: making a JS string from Rust costs more than the
+    /// property read itself. Keyed by the static key's address and length.
+    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
+}
 
 /// A JS value seen through [`Wire`].
 #[derive(Clone, Debug)]
@@ -42,12 +51,18 @@ impl Wire for Js {
         }
     }
 
-    fn get(&self, key: &str) -> Self {
+    fn get(&self, key: &'static str) -> Self {
         if !self.0.is_object() {
             return Js(JsValue::UNDEFINED);
         }
         // A throwing getter or proxy trap reads as absent rather than escaping as a panic.
-        Js(Reflect::get(&self.0, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED))
+        Js(KEYS.with(|keys| {
+            let mut keys = keys.borrow_mut();
+            let key = keys
+                .entry((key.as_ptr() as usize, key.len()))
+                .or_insert_with(|| JsValue::from_str(key));
+            Reflect::get(&self.0, key).unwrap_or(JsValue::UNDEFINED)
+        }))
     }
 
     fn len(&self) -> usize {
@@ -65,6 +80,24 @@ impl Wire for Js {
 
     fn string(&self) -> Option<Cow<'_, str>> {
         self.0.as_string().map(Cow::Owned)
+    }
+
+    // Each check below is one cheap call across the boundary; `kind` (up to six) is kept for
+    // error messages.
+    fn is_undefined(&self) -> bool {
+        self.0.is_undefined()
+    }
+
+    fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
+    fn is_object(&self) -> bool {
+        self.0.is_object() && !Array::is_array(&self.0)
+    }
+
+    fn is_array(&self) -> bool {
+        Array::is_array(&self.0)
     }
 
     fn number(&self) -> Option<f64> {

@@ -56,8 +56,8 @@ enum Query {
     Hidden,
 }
 
-/// Results of one query by key, with the version they were computed at.
-type Cache = HashMap<Box<str>, (u64, JsValue)>;
+/// Results of one query by key, with the version they were computed at and their reason.
+type Cache = HashMap<Box<str>, (u64, JsValue, Reason)>;
 
 /// The stateful engine. Feed it every REST snapshot and WebSocket event; read small answers.
 #[wasm_bindgen(js_name = ProjectionStore, skip_typescript)]
@@ -148,22 +148,30 @@ impl JsProjectionStore {
         queue_microtask(flush.unchecked_ref());
     }
 
+    /// A query result from the cache while `version` is unchanged, else computed (and cached).
     fn cached(
         &self,
         query: Query,
         key: &str,
         version: u64,
-        compute: impl FnOnce() -> JsValue,
+        compute: impl FnOnce() -> (JsValue, Reason),
     ) -> JsValue {
         let mut cache = self.cache.borrow_mut();
         let per_query = cache.entry(query).or_default();
-        if let Some((v, value)) = per_query.get(key) {
+        if let Some((v, value, reason)) = per_query.get(key) {
             if *v == version {
+                self.last_reason.set(*reason);
                 return value.clone();
             }
         }
-        let value = compute();
-        per_query.insert(Box::from(key), (version, value.clone()));
+        let (value, reason) = compute();
+        self.last_reason.set(reason);
+        match per_query.get_mut(key) {
+            Some(slot) => *slot = (version, value.clone(), reason),
+            None => {
+                per_query.insert(Box::from(key), (version, value.clone(), reason));
+            }
+        }
         value
     }
 
@@ -270,18 +278,15 @@ impl JsProjectionStore {
     pub fn current_turn_id(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        let (current, reason) = store.current_turn_id(&id);
-        self.last_reason.set(reason);
-        Ok(self.cached(
-            Query::CurrentTurn,
-            &id,
-            store.session_version(&id),
-            || match current {
+        Ok(self.cached(Query::CurrentTurn, &id, store.session_version(&id), || {
+            let (current, reason) = store.current_turn_id(&id);
+            let value = match current {
                 CurrentTurn::Unknown => JsValue::UNDEFINED,
                 CurrentTurn::None => JsValue::NULL,
                 CurrentTurn::Turn(turn) => JsValue::from_str(turn),
-            },
-        ))
+            };
+            (value, reason)
+        }))
     }
 
     /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same object
@@ -290,31 +295,21 @@ impl JsProjectionStore {
     pub fn pending_clarification(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        let (bundle, reason) = store.pending_clarification(&id);
-        self.last_reason.set(reason);
-        Ok(self.cached(
-            Query::Clarification,
-            &id,
-            store.session_version(&id),
-            || match bundle {
+        Ok(self.cached(Query::Clarification, &id, store.session_version(&id), || {
+            let (bundle, reason) = store.pending_clarification(&id);
+            let value = match bundle {
                 None => JsValue::NULL,
                 Some(bundle) => {
                     let object = Object::new();
-                    set(
-                        &object,
-                        "pending_id",
-                        &bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str),
-                    );
-                    let ids: Array = bundle
-                        .message_ids
-                        .iter()
-                        .map(|m| JsValue::from_str(m))
-                        .collect();
+                    let pending_id = bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str);
+                    set(&object, "pending_id", &pending_id);
+                    let ids: Array = bundle.message_ids.iter().map(|m| JsValue::from_str(m)).collect();
                     set(&object, "message_ids", &ids);
                     object.into()
                 }
-            },
-        ))
+            };
+            (value, reason)
+        }))
     }
 
     /// `hiddenMessageIds(sessionId)` → the ids an overlay renders (hide them from the
@@ -323,16 +318,11 @@ impl JsProjectionStore {
     pub fn hidden_message_ids(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        let (ids, reason) = store.hidden_message_ids(&id);
-        self.last_reason.set(reason);
-        Ok(
-            self.cached(Query::Hidden, &id, store.session_version(&id), || {
-                ids.iter()
-                    .map(|m| JsValue::from_str(m))
-                    .collect::<Array>()
-                    .into()
-            }),
-        )
+        Ok(self.cached(Query::Hidden, &id, store.session_version(&id), || {
+            let (ids, reason) = store.hidden_message_ids(&id);
+            let array: Array = ids.iter().map(|m| JsValue::from_str(m)).collect();
+            (array.into(), reason)
+        }))
     }
 
     /// `hasPendingPermission(sessionId)` → boolean.

@@ -11,7 +11,7 @@ use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
 use crate::rules::turn::CurrentTurn;
 
-use super::{Kind, Path, Wire};
+use super::{Path, Wire};
 
 fn invalid_type<W: Wire>(value: &W, path: &Path<'_>, expected: &'static str) -> WireError {
     WireError::InvalidType {
@@ -30,37 +30,42 @@ fn invalid_revision(path: &Path<'_>, problem: &'static str) -> WireError {
 
 /// The length of a required array.
 pub fn array<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
-    match value.kind() {
-        Kind::Array => Ok(value.len()),
-        _ => Err(invalid_type(value, path, "an array")),
+    if value.is_array() {
+        Ok(value.len())
+    } else {
+        Err(invalid_type(value, path, "an array"))
     }
 }
 
 /// A required object.
 pub fn object<W: Wire>(value: &W, path: &Path<'_>) -> Result<(), WireError> {
-    match value.kind() {
-        Kind::Object => Ok(()),
-        _ => Err(invalid_type(value, path, "an object")),
+    if value.is_object() {
+        Ok(())
+    } else {
+        Err(invalid_type(value, path, "an object"))
     }
 }
 
 /// An object, or `None` for `undefined`/`null`.
 fn optional_object<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
-    match value.kind() {
-        Kind::Object => Ok(true),
-        Kind::Undefined | Kind::Null => Ok(false),
-        _ => Err(invalid_type(value, path, "an object or null")),
+    if value.is_object() {
+        Ok(true)
+    } else if value.is_absent() {
+        Ok(false)
+    } else {
+        Err(invalid_type(value, path, "an object or null"))
     }
 }
 
 /// A flag is set only when its value is exactly `true`, `1`, `"true"` or `"1"` (SPEC §2).
 pub fn flag<W: Wire>(value: &W) -> bool {
-    match value.kind() {
-        Kind::Bool => value.boolean() == Some(true),
-        Kind::Number => value.number() == Some(1.0),
-        Kind::String => matches!(value.string().as_deref(), Some("true" | "1")),
-        _ => false,
+    if let Some(b) = value.boolean() {
+        return b;
     }
+    if let Some(n) = value.number() {
+        return n == 1.0;
+    }
+    matches!(value.string().as_deref(), Some("true" | "1"))
 }
 
 /// A required string.
@@ -73,10 +78,11 @@ pub fn string<W: Wire>(value: &W, path: &Path<'_>) -> Result<String, WireError> 
 
 /// A string, or `None` for `undefined`/`null`.
 pub fn optional_string<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<String>, WireError> {
-    if value.is_absent() {
-        return Ok(None);
+    match value.string() {
+        Some(text) => Ok(Some(text.into_owned())),
+        None if value.is_absent() => Ok(None),
+        None => Err(invalid_type(value, path, "a string")),
     }
-    string(value, path).map(Some)
 }
 
 /// An identifier where `""` means none (`turn_id`, `pending_id`).
@@ -94,11 +100,9 @@ pub fn optional_timestamp<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<Timestamp>, WireError> {
-    if value.is_absent() {
-        return Ok(None);
-    }
     match value.string() {
         Some(text) => Ok(Some(Timestamp::parse(&text))),
+        None if value.is_absent() => Ok(None),
         None => Err(invalid_type(value, path, "a timestamp string")),
     }
 }
@@ -116,56 +120,59 @@ pub fn pending_action<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<Option<PendingAction>>, WireError> {
-    match value.kind() {
-        Kind::Undefined => Ok(None),
-        Kind::Null => Ok(Some(None)),
-        Kind::String => {
-            let text = value.string().unwrap_or_default();
-            match PendingAction::parse(&text) {
+    if let Some(text) = value.string() {
+        return match PendingAction::parse(&text) {
                 Some(action) => Ok(Some(Some(action))),
                 None => Err(WireError::InvalidValue {
                     field: path.to_string(),
                     problem: format!(
                         "expected \"clarification\", \"permission\" or null, got \"{text}\""
-                    ),
-                }),
-            }
-        }
-        _ => Err(invalid_type(
+                ),
+            }),
+        };
+    }
+    if value.is_undefined() {
+        Ok(None)
+    } else if value.is_null() {
+        Ok(Some(None))
+    } else {
+        Err(invalid_type(
             value,
             path,
             "\"clarification\", \"permission\" or null",
-        )),
+        ))
     }
 }
 
 /// A non-negative integer, or `None` for `undefined`/`null`.
 fn optional_unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
-    match value.kind() {
-        Kind::Undefined | Kind::Null => Ok(None),
-        Kind::Number => match value.unsigned() {
+    if value.number().is_some() {
+        return match value.unsigned() {
             Some(n) => Ok(Some(n)),
             None => Err(WireError::InvalidValue {
                 field: path.to_string(),
                 problem: String::from("expected a non-negative integer"),
             }),
-        },
-        _ => Err(invalid_type(value, path, "a non-negative integer")),
+        };
+    }
+    if value.is_absent() {
+        Ok(None)
+    } else {
+        Err(invalid_type(value, path, "a non-negative integer"))
     }
 }
 
 /// A revision `{epoch, sequence}`, or `None` for `undefined`/`null` (SPEC §5). The epoch must
 /// be a string (its digits are checked by the rules); the sequence a non-negative integer.
 pub fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, WireError> {
-    match value.kind() {
-        Kind::Undefined | Kind::Null => return Ok(None),
-        Kind::Object => {}
-        _ => {
-            return Err(invalid_revision(
-                path,
-                "expected a revision object {epoch, sequence}",
-            ))
+    if !value.is_object() {
+        if value.is_absent() {
+            return Ok(None);
         }
+        return Err(invalid_revision(
+            path,
+            "expected a revision object {epoch, sequence}",
+        ));
     }
     let epoch_path = path.key("epoch");
     let epoch = value
@@ -175,11 +182,10 @@ pub fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>,
         .ok_or_else(|| invalid_revision(&epoch_path, "expected a decimal string"))?;
     let sequence_path = path.key("sequence");
     let sequence_value = value.get("sequence");
-    let sequence = match sequence_value.kind() {
-        Kind::Number | Kind::Other => sequence_value.unsigned(),
-        _ => None,
-    }
-    .ok_or_else(|| invalid_revision(&sequence_path, "expected a non-negative integer"))?;
+    // A number, or (in JS) a BigInt; anything else is malformed.
+    let sequence = sequence_value
+        .unsigned()
+        .ok_or_else(|| invalid_revision(&sequence_path, "expected a non-negative integer"))?;
     Ok(Some(Revision { epoch, sequence }))
 }
 
@@ -236,9 +242,9 @@ pub fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn>>, W
 pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError> {
     object(value, path)?;
     let mut id = value.get("id");
-    if id.kind() == Kind::Undefined {
+    if id.is_undefined() {
         let alias = value.get("message_id");
-        if alias.kind() != Kind::Undefined {
+        if !alias.is_undefined() {
             id = alias;
         }
     }
@@ -307,10 +313,12 @@ pub fn scope<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<ScopeArg>, Wi
     }
     let turn = value.get("currentTurnId");
     let turn_path = path.key("currentTurnId");
-    let current_turn = match turn.kind() {
-        Kind::Undefined => CurrentTurn::Unknown,
-        Kind::Null => CurrentTurn::None,
-        _ => CurrentTurn::Turn(string(&turn, &turn_path)?),
+    let current_turn = if turn.is_undefined() {
+        CurrentTurn::Unknown
+    } else if turn.is_null() {
+        CurrentTurn::None
+    } else {
+        CurrentTurn::Turn(string(&turn, &turn_path)?)
     };
     Ok(Some(ScopeArg {
         current_turn,
@@ -376,10 +384,10 @@ pub fn task<W: Wire>(value: &W, path: &Path<'_>) -> Result<Task, WireError> {
 
 /// A boolean argument; `undefined`/`null` is `false`.
 pub fn boolean<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
-    match value.kind() {
-        Kind::Undefined | Kind::Null => Ok(false),
-        Kind::Bool => Ok(value.boolean() == Some(true)),
-        _ => Err(invalid_type(value, path, "a boolean")),
+    match value.boolean() {
+        Some(b) => Ok(b),
+        None if value.is_absent() => Ok(false),
+        None => Err(invalid_type(value, path, "a boolean")),
     }
 }
 

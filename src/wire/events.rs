@@ -7,7 +7,7 @@ use crate::rules::revision::PendingProjection;
 use crate::store::{MessageEvent, MessageEventKind, TaskInput, TurnEvent};
 
 use super::decode;
-use super::{Kind, Path, Wire};
+use super::{Path, Wire};
 
 /// `"added" | "updated" | "deleted"`.
 pub fn message_event_kind<W: Wire>(
@@ -25,7 +25,7 @@ pub fn message_event_kind<W: Wire>(
 fn projection<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<PendingProjection>, WireError> {
     let action_value = value.get("pending_action");
     let revision_value = value.get("pending_action_revision");
-    if action_value.kind() == Kind::Undefined && revision_value.kind() == Kind::Undefined {
+    if action_value.is_undefined() && revision_value.is_undefined() {
         return Ok(None);
     }
     Ok(Some(PendingProjection {
@@ -61,7 +61,7 @@ pub fn turn_event<W: Wire>(value: &W, path: &Path<'_>) -> Result<TurnEvent, Wire
 pub fn session_event<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError> {
     decode::object(value, path)?;
     let mut id = value.get("id");
-    if id.kind() == Kind::Undefined {
+    if id.is_undefined() {
         id = value.get("session_id");
     }
     let projection = projection(value, path)?;
@@ -98,12 +98,13 @@ pub fn summary_event<W: Wire + Clone>(
 pub fn task_input<W: Wire + Clone>(value: &W, path: &Path<'_>) -> Result<TaskInput<W>, WireError> {
     decode::object(value, path)?;
     let summary_value = value.get("status_summary");
-    let status_summary = match summary_value.kind() {
-        Kind::Undefined => None,
-        _ => Some(summary_with_payload(
+    let status_summary = if summary_value.is_undefined() {
+        None
+    } else {
+        Some(summary_with_payload(
             summary_value,
             &path.key("status_summary"),
-        )?),
+        )?)
     };
     let action_value = value.get("task_pending_action");
     Ok(TaskInput {

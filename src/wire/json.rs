@@ -30,7 +30,7 @@ impl Wire for Json<'_> {
             Some(Value::Object(_)) => Kind::Object,
         }
     }
-    fn get(&self, key: &str) -> Self {
+    fn get(&self, key: &'static str) -> Self {
         Json(self.0.and_then(|v| v.as_object()).and_then(|o| o.get(key)))
     }
     fn len(&self) -> usize {

@@ -51,7 +51,8 @@ impl Kind {
 pub trait Wire: Sized {
     fn kind(&self) -> Kind;
     /// The property `key` of an object; [`Kind::Undefined`] when absent or not an object.
-    fn get(&self, key: &str) -> Self;
+    /// Keys are static so a binding can cache their JS strings.
+    fn get(&self, key: &'static str) -> Self;
     /// The length of an array (0 for anything else).
     fn len(&self) -> usize;
     /// The element `index` of an array; [`Kind::Undefined`] when out of range.
@@ -63,8 +64,22 @@ pub trait Wire: Sized {
     fn unsigned(&self) -> Option<u64> {
         integral_u64(self.number()?)
     }
+    fn is_undefined(&self) -> bool {
+        self.kind() == Kind::Undefined
+    }
+    fn is_null(&self) -> bool {
+        self.kind() == Kind::Null
+    }
+    /// `undefined` (or an absent key) or `null`.
     fn is_absent(&self) -> bool {
-        matches!(self.kind(), Kind::Undefined | Kind::Null)
+        self.is_undefined() || self.is_null()
+    }
+    /// A plain object (not an array, not `null`).
+    fn is_object(&self) -> bool {
+        self.kind() == Kind::Object
+    }
+    fn is_array(&self) -> bool {
+        self.kind() == Kind::Array
     }
 }
 

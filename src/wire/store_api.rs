@@ -6,7 +6,7 @@
 use crate::error::WireError;
 use crate::store::{Navigation, ProjectionStore, Reason, SelectionLoad, SelectionTicket};
 
-use super::{decode, events, Kind, Path, Wire};
+use super::{decode, events, Path, Wire};
 
 /// A required id argument.
 pub fn id<W: Wire>(value: &W, name: &'static str) -> Result<String, WireError> {
@@ -157,9 +157,9 @@ pub fn begin_selection<W: Wire, P: Clone>(
 ) -> Result<SelectionTicket, WireError> {
     let task_id = id(task_id, "taskId")?;
     let path = Path::Root("options");
-    let preferred = match options.kind() {
-        Kind::Undefined | Kind::Null => None,
-        _ => {
+    let preferred = match options.is_absent() {
+        true => None,
+        false => {
             decode::object(options, &path)?;
             decode::optional_string(
                 &options.get("preferredSessionId"),
@@ -182,7 +182,7 @@ pub fn settle_selection<W: Wire, P: Clone>(
     decode::object(outcome, &path)?;
     let load = if decode::flag(&outcome.get("aborted")) {
         SelectionLoad::Aborted
-    } else if outcome.get("error").kind() != Kind::Undefined
+    } else if !outcome.get("error").is_undefined()
         || decode::flag(&outcome.get("timedOut"))
     {
         SelectionLoad::Failed
