@@ -5,6 +5,7 @@
 #   - wasm-bindgen-cli 0.2.130                       (cargo install; must equal the crate's pin)
 #   - Debian chromium + chromium-driver              (apt-get; for the browser test suites)
 #   - npm devDependencies (binaryen, playwright-core, typescript)  (npm ci)
+#   - Debian postgresql                              (apt-get; the server suite's throwaway cluster)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -94,6 +95,15 @@ else
     npm install --no-audit --no-fund
   fi
   touch node_modules/.package-lock.json
+fi
+
+# 5. PostgreSQL server binaries (Debian; scripts/postgres.sh starts a throwaway cluster) --------
+if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  say "skip   postgresql ($(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1))"
+else
+  say "install postgresql (apt-get)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
 fi
 
 say "done"

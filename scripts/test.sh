@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything `npm test` (and .ci/run) runs, in order:
-#   setup -> clippy -> native cargo test -> wasm tests (Node + headless Chromium) -> package build
-#   -> tsc on the consumer file -> node:test against the built package (Node + Chromium).
+#   setup -> clippy -> native cargo test -> server suites (feature `server`: SQLite, then the same
+#   suites against a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium) -> package
+#   build -> tsc on the consumer file -> node:test against the built package (Node + Chromium).
 # Every stage runs even when an earlier independent one failed (stages that need the package
 # build are skipped when it failed), then a summary with durations and per-runner test counts.
 # Logs: tests/artifacts/logs/<stage>.log.
@@ -46,7 +47,7 @@ stage() {
   start="$(now)"
   if "$@" 2>&1 | tee "$log"; then status=ok; else status=FAILED; FAILED=$((FAILED + 1)); fi
   case "$name" in
-    cargo-native) counts="$(cargo_counts "$log")" ;;
+    cargo-native|server-sqlite|server-postgres) counts="$(cargo_counts "$log")" ;;
     wasm-node-chromium) counts="$(cargo_counts "$log") ($(wasm_split "$log"))" ;;
   esac
   STAGES+=("$name|$status|$(elapsed "$start" "$(now)")|$counts")
@@ -71,6 +72,13 @@ if [ -z "${SETUP_FAILED:-}" ]; then
     cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings' || true
 
   stage cargo-native cargo test --no-fail-fast || true
+
+  # The server side (feature `server`, tests/server_*.rs): every suite runs each case on SQLite
+  # (test names without "postgres") and on PostgreSQL (names with "postgres"), the latter against
+  # a throwaway cluster on loopback that scripts/postgres.sh starts and tears down on exit.
+  stage server-sqlite cargo test --no-fail-fast --features server --test 'server_*' -- --skip postgres || true
+  stage server-postgres env TASK_PROJECTION_REQUIRE_PG=1 bash scripts/postgres.sh \
+    cargo test --no-fail-fast --features server --test 'server_*' -- postgres || true
 
   # #[wasm_bindgen_test] suites: in Node, and in headless Chromium for the run_in_browser ones.
   # CHROMEDRIVER is explicit (the runner prefers a geckodriver when one exists); webdriver.json at
@@ -126,7 +134,7 @@ fi
 node -e '
   const fs = require("fs");
   let pass = 0, fail = 0, skip = 0;
-  for (const log of ["cargo-native", "wasm-node-chromium"]) {
+  for (const log of ["cargo-native", "server-sqlite", "server-postgres", "wasm-node-chromium"]) {
     const file = `${process.argv[1]}/${log}.log`;
     if (!fs.existsSync(file)) continue;
     for (const m of fs.readFileSync(file, "utf8").matchAll(/^test result: \S+ (\d+) passed; (\d+) failed; (\d+) ignored/gm)) {

@@ -175,3 +175,129 @@ mod tests {
         assert_eq!(merged.revision, Some(r("7", 2)));
     }
 }
+
+/// The stored epoch cannot be advanced (SPEC §5). The caller must leave the stored value untouched
+/// and fail startup.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EpochError {
+    /// The stored text is not a canonical positive integer (non-empty ASCII digits, no leading
+    /// zero, not `"0"`): `"007"`, `"x"`, `""`, `"0"`, `"-1"`, `" 1"`.
+    #[error("stored epoch {stored:?} is not a canonical positive integer")]
+    NotCanonical { stored: String },
+}
+
+impl EpochError {
+    /// A stable machine code for logs and startup errors.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            EpochError::NotCanonical { .. } => "epoch_not_canonical",
+        }
+    }
+}
+
+/// A canonical positive integer: non-empty ASCII decimal digits without a leading zero (so `"0"`
+/// is not one either).
+pub fn epoch_is_canonical(text: &str) -> bool {
+    epoch_is_well_formed(text) && !text.starts_with('0')
+}
+
+/// The epoch this start allocates (SPEC §5): absent → `"1"`; a canonical positive integer →
+/// that value + 1, computed on the decimal digits (any length, `"99"` → `"100"`, no overflow);
+/// anything else → [`EpochError::NotCanonical`] and the caller leaves the stored value as it is.
+///
+/// The caller persists the returned value (compare-and-set against `stored`) before serving.
+pub fn next_epoch(stored: Option<&str>) -> Result<String, EpochError> {
+    let Some(stored) = stored else {
+        return Ok(String::from("1"));
+    };
+    if !epoch_is_canonical(stored) {
+        return Err(EpochError::NotCanonical {
+            stored: stored.to_owned(),
+        });
+    }
+    // Add one from the least significant digit; a carry out of the top digit prepends a '1'.
+    let mut digits: Vec<u8> = stored.bytes().collect();
+    let mut carry = true;
+    for digit in digits.iter_mut().rev() {
+        if *digit == b'9' {
+            *digit = b'0';
+        } else {
+            *digit = digit.wrapping_add(1);
+            carry = false;
+            break;
+        }
+    }
+    if carry {
+        digits.insert(0, b'1');
+    }
+    // Only ASCII digits were written, so the bytes are valid UTF-8.
+    String::from_utf8(digits).map_err(|_| EpochError::NotCanonical {
+        stored: stored.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod epoch_allocation_tests {
+    use super::*;
+
+    fn not_canonical(stored: &str) -> Result<String, EpochError> {
+        Err(EpochError::NotCanonical {
+            stored: stored.into(),
+        })
+    }
+
+    #[test]
+    fn scenario_55_absent_then_increment() {
+        let first = next_epoch(None).unwrap();
+        assert_eq!(first, "1");
+        assert_eq!(next_epoch(Some(&first)).unwrap(), "2");
+    }
+
+    #[test]
+    fn scenario_55_corrupt_values_are_errors() {
+        for stored in [
+            "007", "x", "", "0", "-1", " 1", "1 ", "+1", "1.0", "1e3", "٣", "00",
+        ] {
+            assert_eq!(
+                next_epoch(Some(stored)),
+                not_canonical(stored),
+                "{stored:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn carries_at_any_length() {
+        assert_eq!(next_epoch(Some("9")).unwrap(), "10");
+        assert_eq!(next_epoch(Some("99")).unwrap(), "100");
+        assert_eq!(next_epoch(Some("109")).unwrap(), "110");
+        assert_eq!(next_epoch(Some("1999")).unwrap(), "2000");
+        assert_eq!(
+            next_epoch(Some("18446744073709551615")).unwrap(),
+            "18446744073709551616"
+        );
+        let long = "9".repeat(200);
+        let next = next_epoch(Some(&long)).unwrap();
+        assert_eq!(next.len(), 201);
+        assert!(next.starts_with('1') && next[1..].bytes().all(|b| b == b'0'));
+    }
+
+    #[test]
+    fn allocated_epochs_strictly_increase_and_compare_newer() {
+        let mut epoch = next_epoch(None).unwrap();
+        for _ in 0..120 {
+            let next = next_epoch(Some(&epoch)).unwrap();
+            assert_eq!(compare_epochs(&next, &epoch), Ordering::Greater);
+            assert!(epoch_is_canonical(&next));
+            epoch = next;
+        }
+        assert_eq!(epoch, "121");
+    }
+
+    #[test]
+    fn error_code_and_message() {
+        let err = next_epoch(Some("007")).unwrap_err();
+        assert_eq!(err.code(), "epoch_not_canonical");
+        assert!(err.to_string().contains("\"007\""));
+    }
+}

@@ -1,0 +1,74 @@
+//! Events the services publish (`session.message.*`, `task.status_summary.updated`,
+//! `task.stalled`, `session.state_changed`) and the sink they go to.
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+/// `task.status_summary.updated`: `{task_id, workspace_id, status_summary}`.
+pub const TASK_STATUS_SUMMARY_UPDATED: &str = "task.status_summary.updated";
+/// `task.stalled`: `{task_id, workspace_id, sessions: [{session_id, silence_seconds}]}`.
+pub const TASK_STALLED: &str = "task.stalled";
+/// A session's state changed: `{session_id, task_id, state, previous_state, reason, updated_at}`.
+pub const SESSION_STATE_CHANGED: &str = "session.state_changed";
+pub const SESSION_MESSAGE_ADDED: &str = "session.message.added";
+pub const SESSION_MESSAGE_UPDATED: &str = "session.message.updated";
+pub const SESSION_MESSAGE_DELETED: &str = "session.message.deleted";
+
+/// One published event: its name and its JSON payload (wire shape, snake_case).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub name: &'static str,
+    pub payload: Value,
+}
+
+/// Publication failed (the write it reports is already durable; clients converge on their next
+/// event or read).
+#[derive(Debug, thiserror::Error)]
+#[error("event publication failed: {0}")]
+pub struct PublishError(pub String);
+
+/// Where events go (a WebSocket hub, a message bus, a test recorder).
+pub trait EventSink: Send + Sync {
+    fn publish(&self, event: Event) -> Result<(), PublishError>;
+}
+
+/// An in-memory broadcast sink (tests and the reference server): every subscriber sees every
+/// event published after it subscribed.
+#[derive(Clone, Debug)]
+pub struct BroadcastSink {
+    sender: broadcast::Sender<Event>,
+}
+
+impl BroadcastSink {
+    pub fn new(capacity: usize) -> BroadcastSink {
+        let (sender, _) = broadcast::channel(capacity.max(1));
+        BroadcastSink { sender }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.sender.subscribe()
+    }
+}
+
+impl Default for BroadcastSink {
+    fn default() -> Self {
+        BroadcastSink::new(1024)
+    }
+}
+
+impl EventSink for BroadcastSink {
+    fn publish(&self, event: Event) -> Result<(), PublishError> {
+        // No subscriber is not a failure: nobody is listening.
+        let _ = self.sender.send(event);
+        Ok(())
+    }
+}
+
+/// Drains what a receiver has buffered (tests).
+pub fn drain(receiver: &mut broadcast::Receiver<Event>) -> Vec<Event> {
+    let mut events = Vec::new();
+    while let Ok(event) = receiver.try_recv() {
+        events.push(event);
+    }
+    events
+}

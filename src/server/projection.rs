@@ -1,0 +1,272 @@
+//! The authoritative projection (SPEC §2, §4): per-session pending action for a list of sessions,
+//! the task action, and the projection carried by `session.message.*` events.
+//!
+//! Storage reads every row of the sessions concerned in one snapshot; the decision is
+//! [`rules::pending::session_pending_action`] (current turn without lifecycle turns and
+//! unpublished reservations, session quarantine, terminal sessions clean) and
+//! [`rules::pending::task_pending_action`]. A read or decode failure is an error: never a falsely
+//! clean answer.
+//!
+//! [`rules::pending::session_pending_action`]: crate::rules::pending::session_pending_action
+//! [`rules::pending::task_pending_action`]: crate::rules::pending::task_pending_action
+
+use std::cmp::Ordering;
+
+use serde_json::{json, Map, Value};
+
+use crate::rules::model::{PendingAction, Revision, SessionRecord, SessionState};
+use crate::rules::pending::{session_pending_action, task_pending_action, SessionActionReason};
+use crate::rules::time::Timestamp;
+
+use super::db::Backend;
+use super::error::Result;
+use super::events::{
+    Event, EventSink, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED, SESSION_MESSAGE_UPDATED,
+};
+use super::revision::RevisionClock;
+use super::storage::{messages_on, session_on, turns_on, MessageRow, SessionRow, Storage, TurnRow};
+
+/// Every row one session's projection reads, from one snapshot.
+#[derive(Clone, Debug)]
+pub struct SessionSnapshot {
+    pub session: SessionRow,
+    pub turns: Vec<TurnRow>,
+    pub messages: Vec<MessageRow>,
+}
+
+impl SessionSnapshot {
+    /// The session's authoritative pending action (SPEC §4), decided by the rules.
+    pub fn pending_action(&self) -> (Option<PendingAction>, SessionActionReason) {
+        session_pending_action(
+            Some(self.session.state()),
+            Some(&self.turns[..]),
+            &self.messages,
+        )
+    }
+}
+
+/// Reads the snapshots of `session_ids` in one read transaction (REPEATABLE READ on
+/// PostgreSQL; a SQLite read transaction is a snapshot already).
+pub async fn load_snapshots(
+    storage: &Storage,
+    session_ids: &[&str],
+) -> Result<Vec<SessionSnapshot>> {
+    let mut tx = storage.db().pool().begin().await?;
+    if storage.db().backend() == Backend::Postgres {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+    }
+    let mut snapshots = Vec::with_capacity(session_ids.len());
+    for id in session_ids {
+        let session = session_on(&mut tx, id).await?;
+        let turns = turns_on(&mut tx, id).await?;
+        let messages = messages_on(&mut tx, id).await?;
+        snapshots.push(SessionSnapshot {
+            session,
+            turns,
+            messages,
+        });
+    }
+    tx.commit().await?;
+    Ok(snapshots)
+}
+
+/// One session with its authoritative projection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionProjection {
+    pub session: SessionRow,
+    pub pending_action: Option<PendingAction>,
+    pub reason: SessionActionReason,
+    pub revision: Revision,
+}
+
+impl SessionRecord for SessionProjection {
+    fn id(&self) -> &str {
+        &self.session.id
+    }
+    fn task_id(&self) -> Option<&str> {
+        Some(&self.session.task_id)
+    }
+    fn state(&self) -> Option<SessionState> {
+        Some(self.session.state())
+    }
+    fn is_primary(&self) -> bool {
+        self.session.is_primary
+    }
+    fn action(&self) -> Option<PendingAction> {
+        self.pending_action
+    }
+}
+
+/// The wire object of a revision.
+pub fn revision_json(revision: &Revision) -> Value {
+    json!({ "epoch": revision.epoch, "sequence": revision.sequence })
+}
+
+/// The wire value of a pending action (`null` when clean).
+pub fn action_json(action: Option<PendingAction>) -> Value {
+    action.map_or(Value::Null, |a| Value::from(a.as_str()))
+}
+
+impl SessionProjection {
+    /// The session as the task-session list returns it.
+    pub fn to_wire(&self) -> Value {
+        let s = &self.session;
+        json!({
+            "id": s.id,
+            "task_id": s.task_id,
+            "state": s.state_text,
+            "agent_profile_id": s.agent_profile_id,
+            "is_primary": s.is_primary,
+            "started_at": s.started_at,
+            "updated_at": s.updated_at,
+            "completed_at": s.completed_at,
+            "pending_action": action_json(self.pending_action),
+            "pending_action_revision": revision_json(&self.revision),
+        })
+    }
+}
+
+/// What a message event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageEventKind {
+    Added,
+    /// A semantic update (status, metadata): carries the projection.
+    Updated,
+    /// A content-only update: replaceable, carries no projection.
+    ContentUpdated,
+    Deleted,
+}
+
+impl MessageEventKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            MessageEventKind::Added => SESSION_MESSAGE_ADDED,
+            MessageEventKind::Updated | MessageEventKind::ContentUpdated => SESSION_MESSAGE_UPDATED,
+            MessageEventKind::Deleted => SESSION_MESSAGE_DELETED,
+        }
+    }
+}
+
+/// The authoritative projector of one server instance.
+#[derive(Clone, Debug)]
+pub struct Projector {
+    storage: Storage,
+    clock: RevisionClock,
+}
+
+impl Projector {
+    pub fn new(storage: Storage, clock: RevisionClock) -> Projector {
+        Projector { storage, clock }
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    pub fn clock(&self) -> &RevisionClock {
+        &self.clock
+    }
+
+    /// Projects the given sessions. The revision is reserved **before** the read (SPEC §5).
+    pub async fn project_sessions(&self, session_ids: &[&str]) -> Result<Vec<SessionProjection>> {
+        let revision = self.clock.reserve().await?;
+        let snapshots = load_snapshots(&self.storage, session_ids).await?;
+        Ok(snapshots
+            .into_iter()
+            .map(|snapshot| {
+                let (pending_action, reason) = snapshot.pending_action();
+                SessionProjection {
+                    session: snapshot.session,
+                    pending_action,
+                    reason,
+                    revision: revision.clone(),
+                }
+            })
+            .collect())
+    }
+
+    /// The task-session list (newest first by `started_at` in the rules' timestamp order), each
+    /// with its authoritative projection. Fails rather than answer without pending ownership.
+    pub async fn task_sessions(&self, task_id: &str) -> Result<Vec<SessionProjection>> {
+        let rows = self.storage.sessions_of_task(task_id).await?;
+        let ids: Vec<&str> = rows.iter().map(|s| s.id.as_str()).collect();
+        let mut projections = self.project_sessions(&ids).await?;
+        projections.sort_by(|a, b| newest_first(&a.session, &b.session));
+        Ok(projections)
+    }
+
+    /// The task's authoritative action (SPEC §4): decided by
+    /// [`rules::pending::task_pending_action`](crate::rules::pending::task_pending_action) over
+    /// the projected sessions.
+    pub async fn task_action(&self, task_id: &str) -> Result<Option<PendingAction>> {
+        let sessions = self.task_sessions(task_id).await?;
+        Ok(task_pending_action(&sessions))
+    }
+
+    /// The payload of a `session.message.*` event: the message fields plus the session's
+    /// authoritative `pending_action` and `pending_action_revision`. The two keys are omitted
+    /// for a content-only update and when the projection fails (a warning is logged): omitted
+    /// means "keep what you have", never a false clean.
+    pub async fn message_event(
+        &self,
+        kind: MessageEventKind,
+        session_id: &str,
+        message: Value,
+    ) -> Event {
+        let mut payload = match message {
+            Value::Object(map) => map,
+            other => {
+                let mut map = Map::new();
+                map.insert("message".into(), other);
+                map
+            }
+        };
+        if kind != MessageEventKind::ContentUpdated {
+            match self.project_sessions(&[session_id]).await {
+                Ok(projections) => {
+                    if let Some(projection) = projections.first() {
+                        payload.insert(
+                            "pending_action".into(),
+                            action_json(projection.pending_action),
+                        );
+                        payload.insert(
+                            "pending_action_revision".into(),
+                            revision_json(&projection.revision),
+                        );
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(session_id, %error, "pending-action projection failed; event omits it");
+                }
+            }
+        }
+        Event {
+            name: kind.name(),
+            payload: Value::Object(payload),
+        }
+    }
+
+    /// Builds and publishes a message event (publication failures are logged).
+    pub async fn publish_message_event(
+        &self,
+        sink: &dyn EventSink,
+        kind: MessageEventKind,
+        session_id: &str,
+        message: Value,
+    ) -> Event {
+        let event = self.message_event(kind, session_id, message).await;
+        if let Err(error) = sink.publish(event.clone()) {
+            tracing::warn!(session_id, %error, "message event publication failed");
+        }
+        event
+    }
+}
+
+/// Newest first by `started_at` (the rules' timestamp order), ties by id.
+fn newest_first(a: &SessionRow, b: &SessionRow) -> Ordering {
+    Timestamp::parse(&b.started_at)
+        .cmp(&Timestamp::parse(&a.started_at))
+        .then_with(|| a.id.cmp(&b.id))
+}

@@ -1,0 +1,933 @@
+//! The storage layer: typed rows over the schema of `migrations/`, with the same SQL text on
+//! SQLite and PostgreSQL. Rows implement the rule views ([`TurnRecord`], [`MessageRecord`]) so
+//! the services hand them to [`crate::rules`] unchanged; storage decides nothing.
+
+use serde_json::{json, Value};
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+
+use crate::rules::model::{
+    Message, MessageKind, MessageRecord, RequestStatus, SessionState, TurnFlags, TurnRecord,
+};
+use crate::rules::time::Timestamp;
+use crate::wire::{self, Json, Path};
+
+use super::db::{col, Db};
+use super::error::{Result, ServerError};
+
+fn to_bool(value: i64) -> bool {
+    value != 0
+}
+
+fn from_bool(value: bool) -> i64 {
+    i64::from(value)
+}
+
+fn parse_json(table: &'static str, id: &str, text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| ServerError::corrupt(table, id, e))
+}
+
+/// `metadata.pending_id` as the wire decoder reads it (the lookup column `messages.pending_id`).
+fn indexed_pending_id(message_type: &str, metadata: &Value) -> Option<String> {
+    let probe = json!({ "id": "", "type": message_type, "metadata": metadata, "created_at": "" });
+    wire::message(&Json::new(&probe), &Path::Root("message"))
+        .ok()
+        .and_then(|m| m.pending_id)
+}
+
+/// A task row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskRow {
+    pub id: String,
+    pub workspace_id: String,
+    pub archived: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl TaskRow {
+    fn read(row: &AnyRow) -> Result<TaskRow> {
+        Ok(TaskRow {
+            id: col(row, "tasks", "id")?,
+            workspace_id: col(row, "tasks", "workspace_id")?,
+            archived: to_bool(col(row, "tasks", "archived")?),
+            created_at: col(row, "tasks", "created_at")?,
+            updated_at: col(row, "tasks", "updated_at")?,
+        })
+    }
+}
+
+/// A session row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRow {
+    pub id: String,
+    pub task_id: String,
+    /// The stored `state` text.
+    pub state_text: String,
+    pub agent_profile_id: String,
+    pub is_primary: bool,
+    pub started_at: String,
+    pub updated_at: String,
+    pub completed_at: Option<String>,
+    pub state_reason: Option<String>,
+    /// The compare-and-set token, bumped by every write.
+    pub version: i64,
+}
+
+impl SessionRow {
+    fn read(row: &AnyRow) -> Result<SessionRow> {
+        Ok(SessionRow {
+            id: col(row, "sessions", "id")?,
+            task_id: col(row, "sessions", "task_id")?,
+            state_text: col(row, "sessions", "state")?,
+            agent_profile_id: col(row, "sessions", "agent_profile_id")?,
+            is_primary: to_bool(col(row, "sessions", "is_primary")?),
+            started_at: col(row, "sessions", "started_at")?,
+            updated_at: col(row, "sessions", "updated_at")?,
+            completed_at: col(row, "sessions", "completed_at")?,
+            state_reason: col(row, "sessions", "state_reason")?,
+            version: col(row, "sessions", "version")?,
+        })
+    }
+
+    pub fn state(&self) -> SessionState {
+        SessionState::parse(&self.state_text)
+    }
+}
+
+/// A turn row, decoded by the same wire decoder the clients use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnRow {
+    pub id: String,
+    pub session_id: String,
+    pub task_id: String,
+    pub started_at_text: String,
+    pub completed_at: Option<String>,
+    pub created_at_text: String,
+    pub updated_at: String,
+    pub metadata: Value,
+    started_at: Timestamp,
+    created_at: Timestamp,
+    flags: TurnFlags,
+}
+
+impl TurnRow {
+    fn read(row: &AnyRow) -> Result<TurnRow> {
+        let id: String = col(row, "turns", "id")?;
+        let metadata_text: String = col(row, "turns", "metadata")?;
+        let metadata = parse_json("turns", &id, &metadata_text)?;
+        let started_at_text: String = col(row, "turns", "started_at")?;
+        let created_at_text: String = col(row, "turns", "created_at")?;
+        let completed_at: Option<String> = col(row, "turns", "completed_at")?;
+        let wire_turn = json!({
+            "id": id,
+            "started_at": started_at_text,
+            "created_at": created_at_text,
+            "completed_at": completed_at,
+            "metadata": metadata,
+        });
+        let decoded = wire::turn(&Json::new(&wire_turn), &Path::Root("turn"))
+            .map_err(|e| ServerError::wire("turns", &id, &e))?;
+        Ok(TurnRow {
+            session_id: col(row, "turns", "session_id")?,
+            task_id: col(row, "turns", "task_id")?,
+            updated_at: col(row, "turns", "updated_at")?,
+            started_at: decoded.started_at,
+            created_at: decoded.created_at,
+            flags: decoded.flags,
+            id,
+            started_at_text,
+            completed_at,
+            created_at_text,
+            metadata,
+        })
+    }
+}
+
+impl TurnRecord for TurnRow {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn is_open(&self) -> bool {
+        self.completed_at.is_none()
+    }
+    fn started_at(&self) -> &Timestamp {
+        &self.started_at
+    }
+    fn created_at(&self) -> &Timestamp {
+        &self.created_at
+    }
+    fn flags(&self) -> TurnFlags {
+        self.flags
+    }
+}
+
+/// A message row (content included), decoded by the same wire decoder the clients use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRow {
+    pub seq: i64,
+    pub session_id: String,
+    pub task_id: String,
+    pub author_type: String,
+    pub message_type: String,
+    pub content: String,
+    pub metadata: Value,
+    pub created_at_text: String,
+    pub updated_at_text: String,
+    pub version: i64,
+    decoded: Message,
+}
+
+impl MessageRow {
+    fn read(row: &AnyRow) -> Result<MessageRow> {
+        let id: String = col(row, "messages", "id")?;
+        let metadata_text: String = col(row, "messages", "metadata")?;
+        let metadata = parse_json("messages", &id, &metadata_text)?;
+        let turn_id: Option<String> = col(row, "messages", "turn_id")?;
+        let message_type: String = col(row, "messages", "message_type")?;
+        let created_at_text: String = col(row, "messages", "created_at")?;
+        let updated_at_text: String = col(row, "messages", "updated_at")?;
+        let wire_message = json!({
+            "id": id,
+            "turn_id": turn_id,
+            "type": message_type,
+            "metadata": metadata,
+            "created_at": created_at_text,
+            "updated_at": updated_at_text,
+        });
+        let decoded = wire::message(&Json::new(&wire_message), &Path::Root("message"))
+            .map_err(|e| ServerError::wire("messages", &id, &e))?;
+        Ok(MessageRow {
+            seq: col(row, "messages", "seq")?,
+            session_id: col(row, "messages", "session_id")?,
+            task_id: col(row, "messages", "task_id")?,
+            author_type: col(row, "messages", "author_type")?,
+            content: col(row, "messages", "content")?,
+            version: col(row, "messages", "version")?,
+            message_type,
+            metadata,
+            created_at_text,
+            updated_at_text,
+            decoded,
+        })
+    }
+
+    /// The wire object of the message (`session.message.*` payload fields).
+    pub fn to_wire(&self) -> Value {
+        json!({
+            "message_id": self.decoded.id,
+            "id": self.decoded.id,
+            "session_id": self.session_id,
+            "task_id": self.task_id,
+            "turn_id": self.decoded.turn_id,
+            "author_type": self.author_type,
+            "type": self.message_type,
+            "content": self.content,
+            "metadata": self.metadata,
+            "created_at": self.created_at_text,
+            "updated_at": self.updated_at_text,
+        })
+    }
+}
+
+impl MessageRecord for MessageRow {
+    fn id(&self) -> &str {
+        &self.decoded.id
+    }
+    fn turn_id(&self) -> Option<&str> {
+        self.decoded.turn_id.as_deref()
+    }
+    fn kind(&self) -> MessageKind {
+        self.decoded.kind
+    }
+    fn status(&self) -> RequestStatus {
+        self.decoded.status
+    }
+    fn pending_id(&self) -> Option<&str> {
+        self.decoded.pending_id.as_deref()
+    }
+    fn question_total(&self) -> Option<f64> {
+        self.decoded.question_total
+    }
+    fn created_at(&self) -> &Timestamp {
+        &self.decoded.created_at
+    }
+}
+
+/// A persisted task status summary: the whole wire object, and its revision (the CAS token).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryRow {
+    pub task_id: String,
+    pub revision: i64,
+    pub summary: Value,
+}
+
+/// A durable clarification response-delivery intent (SPEC §8).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntentRow {
+    pub pending_id: String,
+    pub session_id: String,
+    pub turn_id: String,
+    pub message_ids: Vec<String>,
+    /// `live` | `detached`.
+    pub prior_state: String,
+    /// `answer` | `reject`.
+    pub response_kind: String,
+    pub response: Value,
+    /// `none` | `acknowledged` | `reserved`.
+    pub handoff: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl IntentRow {
+    fn read(row: &AnyRow) -> Result<IntentRow> {
+        let pending_id: String = col(row, "delivery_intents", "pending_id")?;
+        let ids: String = col(row, "delivery_intents", "message_ids")?;
+        let message_ids: Vec<String> = serde_json::from_str(&ids)
+            .map_err(|e| ServerError::corrupt("delivery_intents", &pending_id, e))?;
+        let response: String = col(row, "delivery_intents", "response")?;
+        Ok(IntentRow {
+            session_id: col(row, "delivery_intents", "session_id")?,
+            turn_id: col(row, "delivery_intents", "turn_id")?,
+            prior_state: col(row, "delivery_intents", "prior_state")?,
+            response_kind: col(row, "delivery_intents", "response_kind")?,
+            response: parse_json("delivery_intents", &pending_id, &response)?,
+            handoff: col(row, "delivery_intents", "handoff")?,
+            created_at: col(row, "delivery_intents", "created_at")?,
+            updated_at: col(row, "delivery_intents", "updated_at")?,
+            message_ids,
+            pending_id,
+        })
+    }
+}
+
+/// A workflow-switch stop intent row (SPEC §10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StopIntentRow {
+    pub session_id: String,
+    pub execution_id: String,
+    pub stamp: String,
+    pub consumed: bool,
+    pub created_at: String,
+    pub consumed_at: Option<String>,
+}
+
+/// A new task.
+#[derive(Clone, Debug)]
+pub struct NewTask<'a> {
+    pub id: &'a str,
+    pub workspace_id: &'a str,
+    pub created_at: &'a str,
+}
+
+/// A new session.
+#[derive(Clone, Debug)]
+pub struct NewSession<'a> {
+    pub id: &'a str,
+    pub task_id: &'a str,
+    pub state: &'a str,
+    pub agent_profile_id: &'a str,
+    pub is_primary: bool,
+    pub started_at: &'a str,
+    pub updated_at: &'a str,
+}
+
+/// A new turn.
+#[derive(Clone, Debug)]
+pub struct NewTurn<'a> {
+    pub id: &'a str,
+    pub session_id: &'a str,
+    pub task_id: &'a str,
+    pub started_at: &'a str,
+    pub created_at: &'a str,
+    pub completed_at: Option<&'a str>,
+    pub metadata: Value,
+}
+
+/// A new message.
+#[derive(Clone, Debug)]
+pub struct NewMessage<'a> {
+    pub id: &'a str,
+    pub session_id: &'a str,
+    pub task_id: &'a str,
+    pub turn_id: Option<&'a str>,
+    pub author_type: &'a str,
+    pub message_type: &'a str,
+    pub content: &'a str,
+    pub metadata: Value,
+    pub created_at: &'a str,
+}
+
+/// A session state change, applied by compare-and-set on the session's version.
+#[derive(Clone, Debug)]
+pub struct StateChange<'a> {
+    pub state: &'a str,
+    pub updated_at: &'a str,
+    /// The new `completed_at` (`None` clears it).
+    pub completed_at: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+const INTENT_COLUMNS: &str = "pending_id, session_id, turn_id, message_ids, prior_state, \
+                              response_kind, response, handoff, created_at, updated_at";
+const SESSION_COLUMNS: &str = "id, task_id, state, agent_profile_id, is_primary, started_at, \
+                               updated_at, completed_at, state_reason, version";
+const TURN_COLUMNS: &str =
+    "id, session_id, task_id, started_at, completed_at, created_at, updated_at, metadata";
+const MESSAGE_COLUMNS: &str = "id, seq, session_id, task_id, turn_id, author_type, message_type, \
+                               content, metadata, created_at, updated_at, version";
+
+/// Typed access to the tables. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Storage {
+    db: Db,
+}
+
+impl Storage {
+    pub fn new(db: Db) -> Storage {
+        Storage { db }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    // ---- tasks --------------------------------------------------------------------------------
+
+    pub async fn insert_task(&self, task: &NewTask<'_>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO tasks (id, workspace_id, archived, created_at, updated_at) \
+             VALUES ($1, $2, 0, $3, $3)",
+        )
+        .bind(task.id)
+        .bind(task.workspace_id)
+        .bind(task.created_at)
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn task(&self, id: &str) -> Result<TaskRow> {
+        let row = sqlx::query(
+            "SELECT id, workspace_id, archived, created_at, updated_at FROM tasks WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.db.pool())
+        .await?;
+        match row {
+            Some(row) => TaskRow::read(&row),
+            None => Err(ServerError::NotFound {
+                what: "task",
+                id: id.to_owned(),
+            }),
+        }
+    }
+
+    pub async fn set_task_archived(&self, id: &str, archived: bool) -> Result<()> {
+        sqlx::query("UPDATE tasks SET archived = $1 WHERE id = $2")
+            .bind(from_bool(archived))
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Unarchived tasks, by id.
+    pub async fn unarchived_tasks(&self) -> Result<Vec<TaskRow>> {
+        let rows = sqlx::query(
+            "SELECT id, workspace_id, archived, created_at, updated_at FROM tasks \
+             WHERE archived = 0 ORDER BY id",
+        )
+        .fetch_all(self.db.pool())
+        .await?;
+        rows.iter().map(TaskRow::read).collect()
+    }
+
+    // ---- sessions -----------------------------------------------------------------------------
+
+    pub async fn insert_session(&self, session: &NewSession<'_>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sessions (id, task_id, state, agent_profile_id, is_primary, started_at, \
+             updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, 0)",
+        )
+        .bind(session.id)
+        .bind(session.task_id)
+        .bind(session.state)
+        .bind(session.agent_profile_id)
+        .bind(from_bool(session.is_primary))
+        .bind(session.started_at)
+        .bind(session.updated_at)
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn session(&self, id: &str) -> Result<SessionRow> {
+        let mut conn = self.db.pool().acquire().await?;
+        session_on(&mut conn, id).await
+    }
+
+    /// The sessions of a task, in id order (callers order by the rules' timestamp order).
+    pub async fn sessions_of_task(&self, task_id: &str) -> Result<Vec<SessionRow>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE task_id = $1 ORDER BY id"
+        ))
+        .bind(task_id)
+        .fetch_all(self.db.pool())
+        .await?;
+        rows.iter().map(SessionRow::read).collect()
+    }
+
+    /// Compare-and-set of a session's state on its version: `false` when the row changed since
+    /// `expected_version` was read (nothing written).
+    pub async fn cas_session_state(
+        &self,
+        id: &str,
+        expected_version: i64,
+        change: &StateChange<'_>,
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE sessions SET state = $1, updated_at = $2, completed_at = $3, \
+             state_reason = $4, version = version + 1 WHERE id = $5 AND version = $6",
+        )
+        .bind(change.state)
+        .bind(change.updated_at)
+        .bind(change.completed_at)
+        .bind(change.reason)
+        .bind(id)
+        .bind(expected_version)
+        .execute(self.db.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Touches a session row (new activity): `updated_at` and the version.
+    pub async fn touch_session(&self, id: &str, updated_at: &str) -> Result<()> {
+        sqlx::query("UPDATE sessions SET updated_at = $1, version = version + 1 WHERE id = $2")
+            .bind(updated_at)
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Sets or clears `is_primary` (bumps the version).
+    pub async fn set_session_primary(&self, id: &str, primary: bool) -> Result<()> {
+        sqlx::query("UPDATE sessions SET is_primary = $1, version = version + 1 WHERE id = $2")
+            .bind(from_bool(primary))
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    // ---- turns --------------------------------------------------------------------------------
+
+    pub async fn insert_turn(&self, turn: &NewTurn<'_>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO turns (id, session_id, task_id, started_at, completed_at, created_at, \
+             updated_at, metadata) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
+        )
+        .bind(turn.id)
+        .bind(turn.session_id)
+        .bind(turn.task_id)
+        .bind(turn.started_at)
+        .bind(turn.completed_at)
+        .bind(turn.created_at)
+        .bind(turn.metadata.to_string())
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn complete_turn(&self, id: &str, completed_at: &str) -> Result<()> {
+        sqlx::query("UPDATE turns SET completed_at = $1, updated_at = $1 WHERE id = $2")
+            .bind(completed_at)
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The turns of a session, in storage order.
+    pub async fn turns_of_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
+        let mut conn = self.db.pool().acquire().await?;
+        turns_on(&mut conn, session_id).await
+    }
+
+    // ---- messages -----------------------------------------------------------------------------
+
+    /// Allocates the next value of a named counter (atomic on both backends).
+    pub async fn next_counter(&self, name: &str) -> Result<i64> {
+        let value: i64 = sqlx::query_scalar(
+            "INSERT INTO counters (name, value) VALUES ($1, 1) \
+             ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
+        )
+        .bind(name)
+        .fetch_one(self.db.pool())
+        .await?;
+        Ok(value)
+    }
+
+    pub async fn insert_message(&self, message: &NewMessage<'_>) -> Result<MessageRow> {
+        let seq = self.next_counter("message_seq").await?;
+        sqlx::query(
+            "INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, \
+             message_type, content, metadata, pending_id, created_at, updated_at, version) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0)",
+        )
+        .bind(message.id)
+        .bind(seq)
+        .bind(message.session_id)
+        .bind(message.task_id)
+        .bind(message.turn_id)
+        .bind(message.author_type)
+        .bind(message.message_type)
+        .bind(message.content)
+        .bind(message.metadata.to_string())
+        .bind(indexed_pending_id(message.message_type, &message.metadata))
+        .bind(message.created_at)
+        .execute(self.db.pool())
+        .await?;
+        self.message(message.id).await
+    }
+
+    pub async fn message(&self, id: &str) -> Result<MessageRow> {
+        let row = sqlx::query(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(self.db.pool())
+        .await?;
+        match row {
+            Some(row) => MessageRow::read(&row),
+            None => Err(ServerError::NotFound {
+                what: "message",
+                id: id.to_owned(),
+            }),
+        }
+    }
+
+    /// The messages of a session in insertion order (without filtering: every message may be
+    /// the evidence that publishes a reservation).
+    pub async fn messages_of_session(&self, session_id: &str) -> Result<Vec<MessageRow>> {
+        let mut conn = self.db.pool().acquire().await?;
+        messages_on(&mut conn, session_id).await
+    }
+
+    /// Compare-and-set of a message's metadata on its version: `false` when it changed.
+    pub async fn cas_message_metadata(
+        &self,
+        id: &str,
+        expected_version: i64,
+        metadata: &Value,
+        updated_at: &str,
+    ) -> Result<bool> {
+        let mut conn = self.db.pool().acquire().await?;
+        cas_message_metadata_on(&mut conn, id, expected_version, metadata, updated_at).await
+    }
+
+    /// The sessions holding `clarification_request` rows of bundle `pending_id`.
+    pub async fn sessions_with_bundle(&self, pending_id: &str) -> Result<Vec<String>> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT session_id FROM messages WHERE pending_id = $1 ORDER BY session_id",
+        )
+        .bind(pending_id)
+        .fetch_all(self.db.pool())
+        .await?;
+        Ok(ids)
+    }
+
+    // ---- stop intents -------------------------------------------------------------------------
+
+    pub async fn stop_intent(&self, session_id: &str) -> Result<Option<StopIntentRow>> {
+        let row = sqlx::query(
+            "SELECT session_id, execution_id, stamp, consumed, created_at, consumed_at \
+             FROM stop_intents WHERE session_id = $1",
+        )
+        .bind(session_id)
+        .fetch_optional(self.db.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(StopIntentRow {
+            session_id: col(&row, "stop_intents", "session_id")?,
+            execution_id: col(&row, "stop_intents", "execution_id")?,
+            stamp: col(&row, "stop_intents", "stamp")?,
+            consumed: to_bool(col(&row, "stop_intents", "consumed")?),
+            created_at: col(&row, "stop_intents", "created_at")?,
+            consumed_at: col(&row, "stop_intents", "consumed_at")?,
+        }))
+    }
+
+    /// Persists a fresh stop intent for a session (a newer park replaces an older intent or
+    /// tombstone with its own execution id and stamp).
+    pub async fn put_stop_intent(
+        &self,
+        session_id: &str,
+        execution_id: &str,
+        stamp: &str,
+        now: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO stop_intents (session_id, execution_id, stamp, consumed, created_at, \
+             consumed_at) VALUES ($1, $2, $3, 0, $4, NULL) ON CONFLICT (session_id) DO UPDATE \
+             SET execution_id = $2, stamp = $3, consumed = 0, created_at = $4, consumed_at = NULL",
+        )
+        .bind(session_id)
+        .bind(execution_id)
+        .bind(stamp)
+        .bind(now)
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Consumes the intent by compare-and-set on its stamp (and execution id): `false` when the
+    /// intent changed or was consumed meanwhile. The consumed row stays as a tombstone.
+    pub async fn consume_stop_intent(
+        &self,
+        session_id: &str,
+        execution_id: &str,
+        stamp: &str,
+        now: &str,
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE stop_intents SET consumed = 1, consumed_at = $1 WHERE session_id = $2 \
+             AND execution_id = $3 AND stamp = $4 AND consumed = 0",
+        )
+        .bind(now)
+        .bind(session_id)
+        .bind(execution_id)
+        .bind(stamp)
+        .execute(self.db.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    // ---- delivery intents ---------------------------------------------------------------------
+
+    pub async fn delivery_intent(&self, pending_id: &str) -> Result<Option<IntentRow>> {
+        let row = sqlx::query(&format!(
+            "SELECT {INTENT_COLUMNS} FROM delivery_intents WHERE pending_id = $1"
+        ))
+        .bind(pending_id)
+        .fetch_optional(self.db.pool())
+        .await?;
+        row.as_ref().map(IntentRow::read).transpose()
+    }
+
+    /// Every outstanding delivery intent (startup reconciliation).
+    pub async fn delivery_intents(&self) -> Result<Vec<IntentRow>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {INTENT_COLUMNS} FROM delivery_intents ORDER BY pending_id"
+        ))
+        .fetch_all(self.db.pool())
+        .await?;
+        rows.iter().map(IntentRow::read).collect()
+    }
+
+    /// Records the handoff an intent reached.
+    pub async fn set_intent_handoff(
+        &self,
+        pending_id: &str,
+        handoff: &str,
+        now: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE delivery_intents SET handoff = $1, updated_at = $2 WHERE pending_id = $3",
+        )
+        .bind(handoff)
+        .bind(now)
+        .bind(pending_id)
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Retires (deletes) an intent.
+    pub async fn delete_intent(&self, pending_id: &str) -> Result<()> {
+        sqlx::query("DELETE FROM delivery_intents WHERE pending_id = $1")
+            .bind(pending_id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn delete_message(&self, id: &str) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM messages WHERE id = $1")
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// The newest persisted message `created_at` of a session (text; the caller orders).
+    pub async fn message_times_of_session(&self, session_id: &str) -> Result<Vec<String>> {
+        let rows: Vec<String> =
+            sqlx::query_scalar("SELECT created_at FROM messages WHERE session_id = $1")
+                .bind(session_id)
+                .fetch_all(self.db.pool())
+                .await?;
+        Ok(rows)
+    }
+
+    // ---- task status summaries ----------------------------------------------------------------
+
+    pub async fn summary(&self, task_id: &str) -> Result<Option<SummaryRow>> {
+        let row = sqlx::query(
+            "SELECT task_id, revision, summary FROM task_status_summaries WHERE task_id = $1",
+        )
+        .bind(task_id)
+        .fetch_optional(self.db.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let text: String = col(&row, "task_status_summaries", "summary")?;
+        Ok(Some(SummaryRow {
+            task_id: col(&row, "task_status_summaries", "task_id")?,
+            revision: col(&row, "task_status_summaries", "revision")?,
+            summary: parse_json("task_status_summaries", task_id, &text)?,
+        }))
+    }
+
+    /// Inserts a summary (its `revision` key must equal `revision`).
+    pub async fn insert_summary(
+        &self,
+        task_id: &str,
+        revision: i64,
+        summary: &Value,
+        updated_at: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO task_status_summaries (task_id, revision, summary, updated_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(task_id)
+        .bind(revision)
+        .bind(summary.to_string())
+        .bind(updated_at)
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Compare-and-set of a summary on its revision: `false` when another writer got there first.
+    pub async fn cas_summary(
+        &self,
+        task_id: &str,
+        expected_revision: i64,
+        revision: i64,
+        summary: &Value,
+        updated_at: &str,
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE task_status_summaries SET revision = $1, summary = $2, updated_at = $3 \
+             WHERE task_id = $4 AND revision = $5",
+        )
+        .bind(revision)
+        .bind(summary.to_string())
+        .bind(updated_at)
+        .bind(task_id)
+        .bind(expected_revision)
+        .execute(self.db.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}
+
+/// One session row, on a given connection (inside a snapshot transaction).
+pub(crate) async fn session_on(conn: &mut AnyConnection, id: &str) -> Result<SessionRow> {
+    let row = sqlx::query(&format!(
+        "SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match row {
+        Some(row) => SessionRow::read(&row),
+        None => Err(ServerError::NotFound {
+            what: "session",
+            id: id.to_owned(),
+        }),
+    }
+}
+
+/// The turns of a session (storage order; the rules rank them).
+pub(crate) async fn turns_on(conn: &mut AnyConnection, session_id: &str) -> Result<Vec<TurnRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY id"
+    ))
+    .bind(session_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(TurnRow::read).collect()
+}
+
+/// The messages of a session in insertion order. Unfiltered: any message may be the evidence
+/// that publishes a reservation.
+pub(crate) async fn messages_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<Vec<MessageRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq"
+    ))
+    .bind(session_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(MessageRow::read).collect()
+}
+
+/// Compare-and-set of a message's metadata on its version, on a given connection.
+pub(crate) async fn cas_message_metadata_on(
+    conn: &mut AnyConnection,
+    id: &str,
+    expected_version: i64,
+    metadata: &Value,
+    updated_at: &str,
+) -> Result<bool> {
+    let message_type: Option<String> =
+        sqlx::query_scalar("SELECT message_type FROM messages WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some(message_type) = message_type else {
+        return Ok(false);
+    };
+    let done = sqlx::query(
+        "UPDATE messages SET metadata = $1, pending_id = $2, updated_at = $3, \
+         version = version + 1 WHERE id = $4 AND version = $5",
+    )
+    .bind(metadata.to_string())
+    .bind(indexed_pending_id(&message_type, metadata))
+    .bind(updated_at)
+    .bind(id)
+    .bind(expected_version)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Inserts a delivery intent unless one exists for the bundle: `true` when this call claimed it.
+pub(crate) async fn insert_intent_on(conn: &mut AnyConnection, intent: &IntentRow) -> Result<bool> {
+    let ids = serde_json::to_string(&intent.message_ids)
+        .map_err(|e| ServerError::Invalid(e.to_string()))?;
+    let done = sqlx::query(
+        "INSERT INTO delivery_intents (pending_id, session_id, turn_id, message_ids, prior_state, \
+         response_kind, response, handoff, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (pending_id) DO NOTHING",
+    )
+    .bind(&intent.pending_id)
+    .bind(&intent.session_id)
+    .bind(&intent.turn_id)
+    .bind(ids)
+    .bind(&intent.prior_state)
+    .bind(&intent.response_kind)
+    .bind(intent.response.to_string())
+    .bind(&intent.handoff)
+    .bind(&intent.created_at)
+    .bind(&intent.updated_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
