@@ -972,6 +972,18 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
+    /// The remembered session, unless the store knows it belongs to another task (SPEC §6: the
+    /// preferred session counts only when it is not known to belong to another task).
+    fn eligible_preferred<'p>(&self, task_id: &str, preferred: Option<&'p str>) -> Option<&'p str> {
+        preferred.filter(|p| {
+            !self
+                .sessions
+                .get(*p)
+                .and_then(|s| s.task_id.as_deref())
+                .is_some_and(|t| t != task_id)
+        })
+    }
+
     /// The session to open for a task (SPEC §6), or `None` for task-only navigation.
     pub fn pending_owner<'s>(
         &'s self,
@@ -983,6 +995,7 @@ impl<P: Clone> ProjectionStore<P> {
         };
         let sessions = self.listed_sessions(task);
         let (action, _) = self.effective_action(task);
+        let preferred = self.eligible_preferred(task_id, preferred);
         let (owner, why) = resolve_owner(action, Some(task_id), &sessions, preferred);
         let owner = match owner {
             Owner::Session(id) => self
@@ -1069,7 +1082,7 @@ impl<P: Clone> ProjectionStore<P> {
                 SelectionLoad::Failed => Load::Failed,
                 SelectionLoad::Aborted => Load::Aborted,
             },
-            preferred: selection.preferred.as_deref(),
+            preferred: self.eligible_preferred(&selection.task_id, selection.preferred.as_deref()),
         });
         let navigation = match outcome {
             SelectionOutcome::Session(id) => Navigation::Session(id.to_owned()),
