@@ -134,6 +134,14 @@ fs.writeFileSync(nodeJsPath, nodeJs);
 
 // --- 5. pkg/package.json, README ----------------------------------------------------------------
 const files = [`${OUT_NAME}_bg.wasm`, `${OUT_NAME}.js`, `${OUT_NAME}.d.ts`, `${OUT_NAME}_bg.wasm.d.ts`, 'node.js'];
+// Hand-written JS helpers shipped beside the generated code (React-agnostic useSyncExternalStore
+// wiring): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
+for (const helper of ['react']) {
+  for (const ext of ['.js', '.d.ts']) {
+    fs.copyFileSync(path.join(root, 'js', `${helper}${ext}`), path.join(pkgDir, `${helper}${ext}`));
+    files.push(`${helper}${ext}`);
+  }
+}
 for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT']) {
   const src = path.join(root, doc);
   if (fs.existsSync(src)) {
@@ -161,6 +169,7 @@ const pkgJson = {
       'edge-light': './node.js',
       default: `./${OUT_NAME}.js`,
     },
+    './react': { types: './react.d.ts', default: './react.js' },
     './package.json': './package.json',
   },
   // Fallbacks for resolvers that ignore "exports".

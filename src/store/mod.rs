@@ -781,6 +781,10 @@ impl<P: Clone> ProjectionStore<P> {
                 task_present: captured.contains_key(input.id.as_str()),
                 revision: captured.get(input.id.as_str()).copied().flatten(),
             };
+            if start.task_present && !self.tasks.contains_key(input.id.as_str()) {
+                // Removed while the request was in flight: the snapshot is older than that.
+                continue;
+            }
             let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
             Self::apply_task_fields(task, &input);
             let response_summary = input.status_summary.clone().flatten();
@@ -976,11 +980,10 @@ impl<P: Clone> ProjectionStore<P> {
     /// preferred session counts only when it is not known to belong to another task).
     fn eligible_preferred<'p>(&self, task_id: &str, preferred: Option<&'p str>) -> Option<&'p str> {
         preferred.filter(|p| {
-            !self
-                .sessions
+            self.sessions
                 .get(*p)
                 .and_then(|s| s.task_id.as_deref())
-                .is_some_and(|t| t != task_id)
+                .is_none_or(|t| t == task_id)
         })
     }
 
@@ -1060,7 +1063,9 @@ impl<P: Clone> ProjectionStore<P> {
             Self::check_sessions(&selection.task_id, sessions, "outcome.sessions")?;
         }
         self.selection = None;
-        let present = self.tasks.contains_key(&*selection.task_id);
+        // A task known at the click and gone now was deleted: its late list is not applied. A task
+        // the store did not know yet is described by the list.
+        let present = self.tasks.contains_key(&*selection.task_id) || selection.at_start.is_none();
         if let (true, SelectionLoad::Loaded(sessions)) = (present, &load) {
             self.apply_session_list(&selection.task_id, sessions)?;
         }

@@ -165,6 +165,10 @@ impl JsProjectionStore {
             }
         }
         let (value, reason) = compute();
+        // Shared between callers until the next change: frozen, so no caller can alter another's.
+        if value.is_object() {
+            Object::freeze(value.unchecked_ref::<Object>());
+        }
         self.last_reason.set(reason);
         match per_query.get_mut(key) {
             Some(slot) => *slot = (version, value.clone(), reason),
@@ -489,17 +493,29 @@ impl JsProjectionStore {
 /// `{ error: "timeout", timedOut: true }`, so a load that never settles falls back to task-only
 /// for a pending task.
 #[wasm_bindgen(js_name = boundedLoad, skip_typescript)]
-pub fn bounded_load(load: Promise, timeout_ms: u32) -> Promise {
+pub fn bounded_load(load: Promise, timeout_ms: f64) -> Promise {
+    // NaN or a negative timeout times out at once; one beyond a timer's range (2^31 - 1 ms, about
+    // 24.8 days), or Infinity, waits for the load.
+    let timeout = if timeout_ms.is_nan() || timeout_ms <= 0.0 {
+        Some(0)
+    } else if timeout_ms < 2_147_483_647.0 {
+        // In range and positive: the conversion is exact up to the fraction.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ms = timeout_ms.ceil() as u32;
+        Some(ms)
+    } else {
+        None
+    };
     wasm_bindgen_futures::future_to_promise(async move {
         let mut load = JsFuture::from(load);
-        let mut timer = gloo_timers::future::TimeoutFuture::new(timeout_ms);
+        let mut timer = timeout.map(gloo_timers::future::TimeoutFuture::new);
         let outcome = std::future::poll_fn(|cx| {
             if let Poll::Ready(result) = Pin::new(&mut load).poll(cx) {
                 return Poll::Ready(Some(result));
             }
-            match Pin::new(&mut timer).poll(cx) {
-                Poll::Ready(()) => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
+            match timer.as_mut().map(|t| Pin::new(t).poll(cx)) {
+                Some(Poll::Ready(())) => Poll::Ready(None),
+                _ => Poll::Pending,
             }
         })
         .await;

@@ -37,7 +37,7 @@ export interface WireMessage {
   id?: string;
   message_id?: string;
   session_id?: string;
-  task_id?: string;
+  task_id?: string | null;
   turn_id?: string | null;
   author_type?: string;
   type?: string;
@@ -274,7 +274,6 @@ export type SelectionLoad =
 /** A WebSocket `session.message.*` payload: message fields plus the session's projection. */
 export interface WireMessageEvent extends WireMessage {
   session_id: string;
-  task_id?: string | null;
   /** Omitted: the backend could not project (keep what you have); `null`: clean. */
   pending_action?: PendingAction | null;
   pending_action_revision?: Revision | null;
@@ -374,7 +373,6 @@ export class ProjectionStore {
   stats(): { messages: number; messageBytes: number };
   /** Releases the object's wasm memory; the object is unusable afterwards. */
   free(): void;
-  [Symbol.dispose](): void;
 }
 
 /**

@@ -45,7 +45,8 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './package.json']);
+    assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
     assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'node', 'edge-light', 'default']);
     assert.deepEqual(pkg.exports['.'], {
       types: './task_projection.d.ts',
