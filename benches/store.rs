@@ -7,6 +7,8 @@
 //! - `event/store_wire/<n>`: one WebSocket message event on a session of `n` messages, decoded
 //!   from `serde_json::Value` (`wire::store_api::apply_message_event`), plus the session's pending
 //!   action and active bundle (`session_pending_action`, `pending_clarification`).
+//! - `event/store_json_text/<n>`: the same from the payload's JSON text (`serde_json` parse
+//!   first): the Rust side of a "pass a JSON string" input path.
 //! - `event/store_typed/<n>`: the same with the event decoded beforehand (the store alone).
 //! - `event/stateless/<n>`: the same answers by rescanning the transcript with the pure
 //!   functions of `wire::api` (`current_turn_id`, `session_pending_action`,
@@ -174,6 +176,48 @@ fn bench_events(c: &mut Criterion, dir: &FsPath) {
                                 &Json::new(payload),
                             );
                             black_box(reason.is_ok());
+                            black_box(store.session_pending_action(&sid));
+                            black_box(store.pending_clarification(&sid));
+                        }
+                        total += start.elapsed();
+                        for d in &deletes {
+                            store.apply_message_event(MessageEventKind::Deleted, d);
+                        }
+                        left -= take as u64;
+                    }
+                    total
+                });
+            });
+        }
+
+        // From JSON text: what a "pass a JSON string" input path costs on the Rust side
+        // (serde_json parse of the payload text + decode + apply + queries).
+        {
+            let mut store = w.preloaded();
+            let mut events = w.events.clone();
+            let mut sequence = 2000;
+            let pass_len = events.len();
+            group.bench_function(BenchmarkId::new("store_json_text", n), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    let mut left = iters;
+                    while left > 0 {
+                        let take = usize::try_from(left).unwrap_or(usize::MAX).min(pass_len);
+                        sequence = renumber(&mut events, &w.revisioned, sequence);
+                        let texts: Vec<(Value, String)> = events
+                            .iter()
+                            .map(|(kind, payload)| (kind.clone(), payload.to_string()))
+                            .collect();
+                        let start = Instant::now();
+                        for (kind, text) in texts.iter().take(take) {
+                            if let Ok(payload) = serde_json::from_str::<Value>(text) {
+                                let reason = store_api::apply_message_event(
+                                    &mut store,
+                                    &Json::new(kind),
+                                    &Json::new(&payload),
+                                );
+                                black_box(reason.is_ok());
+                            }
                             black_box(store.session_pending_action(&sid));
                             black_box(store.pending_clarification(&sid));
                         }

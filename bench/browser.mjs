@@ -1,0 +1,37 @@
+// Chromium side of the benchmark: the package's `default` entry (/pkg/task_projection.js, whose
+// init() fetches the .wasm), one part per page load (a fresh wasm instance per part). The result
+// lands in window.__bench for bench/run.mjs. Served with COOP/COEP so the page is
+// cross-origin isolated and performance.now() has its fine (5 µs) resolution.
+import init, * as tp from '/pkg/task_projection.js';
+import { SIZES, eventBench, ingestBench, memoryBench } from './store.bench.mjs';
+
+const params = new URLSearchParams(location.search);
+const part = params.get('part') ?? 'events';
+const options = JSON.parse(params.get('options') ?? '{}');
+const now = () => performance.now();
+const snapshotText = async () => (await fetch('/target/bench-data/snapshot.json')).text();
+
+try {
+  const wasm = await init();
+  let result;
+  switch (part) {
+    case 'events':
+      result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, ...options }));
+      break;
+    case 'ingest':
+      result = ingestBench(tp, await snapshotText(), { now, runs: options.runs ?? 5 });
+      break;
+    case 'memory':
+      result = memoryBench(tp, wasm.memory, { mode: 'session', n: options.n ?? 50000 });
+      break;
+    case 'memory-boot':
+      result = memoryBench(tp, wasm.memory, { mode: 'boot', snapshot: JSON.parse(await snapshotText()) });
+      break;
+    default:
+      throw new Error(`unknown part ${part}`);
+  }
+  window.__bench = { ok: true, crossOriginIsolated: self.crossOriginIsolated, userAgent: navigator.userAgent, result };
+} catch (error) {
+  window.__bench = { ok: false, error: String(error?.stack ?? error) };
+}
+document.getElementById('out').textContent = JSON.stringify(window.__bench, null, 2);

@@ -1,0 +1,42 @@
+// Node side of the benchmark: `node bench/node.mjs <part> [options as JSON]` runs one part
+// against the package's `node` entry (resolved by name through pkg/package.json's "exports";
+// bench/run.mjs links bench/node_modules/task-projection -> pkg/) and prints one JSON line.
+// Parts: events, paths, ingest, memory, memory-boot. Each part runs in a fresh process, so the
+// wasm instance (and its memory) is fresh too.
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { SIZES, eventBench, ingestBench, inputPathsBench, memoryBench, subscriberBench } from './store.bench.mjs';
+// TP_MODULE: another build's entry to compare (a module with the same exports and default init).
+const tp = await import(process.env.TP_MODULE ?? 'task-projection');
+const init = tp.default;
+
+const [part = 'events', raw = '{}'] = process.argv.slice(2);
+const options = JSON.parse(raw);
+const now = () => performance.now();
+const wasm = await init();
+
+let result;
+switch (part) {
+  case 'events':
+    result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, ...options }));
+    break;
+  case 'paths':
+    result = inputPathsBench(tp, options.n ?? 5000, { now });
+    result.rows.eventWithFlush = (await subscriberBench(tp, options.n ?? 5000, { now })).eventWithFlush;
+    break;
+  case 'ingest':
+    result = ingestBench(tp, fs.readFileSync(options.snapshot, 'utf8'), { now, runs: options.runs ?? 5 });
+    break;
+  case 'memory':
+    result = memoryBench(tp, wasm.memory, { mode: 'session', n: options.n ?? 50000 });
+    break;
+  case 'memory-boot':
+    result = memoryBench(tp, wasm.memory, {
+      mode: 'boot',
+      snapshot: JSON.parse(fs.readFileSync(options.snapshot, 'utf8')),
+    });
+    break;
+  default:
+    throw new Error(`unknown part ${part}`);
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,399 @@
+// The measurements, independent of where they run: the Node runner (bench/node.mjs) and the
+// Chromium page (bench/browser.mjs) call them with the package module `tp`, a clock `now()` in
+// milliseconds and, for memory, the wasm exports. Every function returns plain JSON.
+import {
+  SIZES, eventPass, ingestSnapshot, passLength, passRevisions, sessionHistory, statelessEvents,
+} from './workload.mjs';
+
+export { SIZES };
+
+/** Median and 90th percentile of a list of numbers. */
+export function summarize(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+  return { median: at(0.5), p90: at(0.9), samples: sorted.length };
+}
+
+let sink = 0;
+/** Keeps results alive so no engine can drop the work that produced them. */
+export const consume = (value) => {
+  sink = (sink + (value === null ? 1 : typeof value === 'object' ? 2 : 3)) | 0;
+  return sink;
+};
+
+/**
+ * Runs `pass()` (which returns the milliseconds of its timed part, `units` operations) after a
+ * warm-up; one sample is `reps` passes, `reps` chosen so a sample lasts at least `minSampleMs`
+ * (the browser clock is coarse). Returns µs per operation: median and p90 over samples.
+ */
+export function measure(pass, units, { now, warmupMs = 300, budgetMs = 1500, minWarmPasses = 2, minSamples = 7, maxSamples = 300, minSampleMs = 2 }) {
+  let warm = 0;
+  let warmPasses = 0;
+  const w0 = now();
+  while (warmPasses < minWarmPasses || now() - w0 < warmupMs) {
+    warm += pass();
+    warmPasses += 1;
+  }
+  const reps = Math.max(1, Math.ceil(minSampleMs / Math.max(warm / warmPasses, 1e-3)));
+  const samples = [];
+  const b0 = now();
+  while (samples.length < minSamples || (samples.length < maxSamples && now() - b0 < budgetMs)) {
+    let t = 0;
+    for (let r = 0; r < reps; r += 1) t += pass();
+    samples.push((t * 1000) / (reps * units));
+  }
+  return { ...summarize(samples), passesPerSample: reps, opsPerPass: units };
+}
+
+/** A store holding the session's history (REST shapes), as after boot. */
+export function preloadedStore(tp, history, pageSize = 0) {
+  const store = new tp.ProjectionStore();
+  store.applySessionList(history.taskId, [history.session]);
+  store.applyTurnList(history.session.id, history.turns);
+  if (pageSize > 0) {
+    for (let i = 0; i < history.messages.length; i += pageSize) {
+      store.applyMessagePage(history.session.id, history.messages.slice(i, i + pageSize));
+    }
+  } else {
+    store.applyMessagePage(history.session.id, history.messages);
+  }
+  return store;
+}
+
+/**
+ * One WebSocket message event per operation, for a session of `n` messages:
+ * - `store`: `applyMessageEvent(kind, payload)` + `sessionPendingAction(id)` +
+ *   `pendingClarification(id)`;
+ * - `stateless`: the app's arrays updated, then `currentTurnId(turns, state)`,
+ *   `sessionPendingAction({session, turns, messages})` and
+ *   `pendingClarificationBundle(messages, scope)` over the whole transcript
+ *   (`mergePendingProjection` first when the event carries projection keys).
+ */
+export function eventBench(tp, n, { now, budgetMs = 1500, statelessBudgetMs = 1500, warmupMs = 300 } = {}) {
+  const history = sessionHistory(n);
+  const k = passLength(n);
+  const pass = eventPass(history, k);
+  const sid = history.session.id;
+  let sequence = 2000;
+  const agreement = n <= 5000 ? crossCheck(tp, history, pass) : undefined;
+
+  const store = preloadedStore(tp, history);
+  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  let actions = 0;
+  let bundles = 0;
+  const storePass = () => {
+    sequence = passRevisions(pass, sequence);
+    const events = pass.events;
+    const t0 = now();
+    for (let i = 0; i < events.length; i += 1) {
+      const e = events[i];
+      store.applyMessageEvent(e.kind, e.payload);
+      const action = store.sessionPendingAction(sid);
+      const bundle = store.pendingClarification(sid);
+      if (action !== null) actions += 1;
+      if (bundle !== null) bundles += 1;
+    }
+    const t = now() - t0;
+    for (let i = 0; i < deletes.length; i += 1) store.applyMessageEvent('deleted', deletes[i]);
+    return t;
+  };
+  const storeResult = measure(storePass, k, { now, budgetMs, warmupMs });
+  const stats = store.stats();
+  store.free();
+
+  // Stateless: the transcript held in JS, rescanned through the pure functions per event. At
+  // large sizes a pass is the first `ks` events of the same pass (each event costs a full scan).
+  const ks = statelessEvents(n);
+  const session = { ...history.session };
+  const turns = history.turns;
+  const messages = history.messages.slice();
+  const index = new Map(messages.map((m, i) => [m.id, i]));
+  const prefix = pass.events.slice(0, ks);
+  const statelessPass = () => {
+    sequence = passRevisions(pass, sequence);
+    const t0 = now();
+    for (let i = 0; i < prefix.length; i += 1) {
+      const p = prefix[i].payload;
+      const at = index.get(p.message_id);
+      if (at === undefined) {
+        index.set(p.message_id, messages.length);
+        messages.push(p);
+      } else {
+        messages[at] = p;
+      }
+      if (p.pending_action !== undefined || p.pending_action_revision !== undefined) {
+        Object.assign(session, tp.mergePendingProjection(session, p));
+      }
+      const currentTurnId = tp.currentTurnId(turns, session.state);
+      const action = tp.sessionPendingAction({ session, turns, messages });
+      const bundle = tp.pendingClarificationBundle(messages, { currentTurnId, pendingAction: session.pending_action });
+      if (action !== null) actions += 1;
+      if (bundle.length > 0) bundles += 1;
+    }
+    const t = now() - t0;
+    for (let i = n; i < messages.length; i += 1) index.delete(messages[i].message_id ?? messages[i].id);
+    messages.length = n;
+    return t;
+  };
+  const statelessResult = measure(statelessPass, ks, {
+    now, budgetMs: statelessBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5, minSampleMs: 0,
+  });
+  consume(actions + bundles);
+  return {
+    n,
+    eventsPerPass: k,
+    store: storeResult,
+    stateless: { ...statelessResult, eventsPerPass: ks },
+    ratio: statelessResult.median / storeResult.median,
+    storeStats: stats,
+    agreement,
+  };
+}
+
+/**
+ * Untimed: applies one pass both ways and counts the events after which the store's answers
+ * equal the stateless ones (the bundle's message ids; the action, where the stateless app takes
+ * the session's projection when it has one, else `sessionPendingAction`).
+ */
+export function crossCheck(tp, history, pass) {
+  passRevisions(pass, 1_000_000);
+  const sid = history.session.id;
+  const store = preloadedStore(tp, history);
+  const session = { ...history.session };
+  const messages = history.messages.slice();
+  const index = new Map(messages.map((m, i) => [m.id, i]));
+  let same = 0;
+  let withBundle = 0;
+  const differences = [];
+  for (const [i, { kind, payload }] of pass.events.entries()) {
+    store.applyMessageEvent(kind, payload);
+    const at = index.get(payload.message_id);
+    if (at === undefined) {
+      index.set(payload.message_id, messages.length);
+      messages.push(payload);
+    } else {
+      messages[at] = payload;
+    }
+    if (payload.pending_action !== undefined || payload.pending_action_revision !== undefined) {
+      Object.assign(session, tp.mergePendingProjection(session, payload));
+    }
+    const currentTurnId = tp.currentTurnId(history.turns, session.state);
+    const derived = tp.sessionPendingAction({ session, turns: history.turns, messages });
+    const action = session.pending_action !== undefined ? session.pending_action : derived;
+    const bundle = tp
+      .pendingClarificationBundle(messages, { currentTurnId, pendingAction: session.pending_action })
+      .map((m) => m.message_id ?? m.id);
+    const stored = store.pendingClarification(sid);
+    const storeIds = stored ? [...stored.message_ids] : [];
+    const storeAction = store.sessionPendingAction(sid);
+    if (bundle.length > 0) withBundle += 1;
+    if (storeAction === action && storeIds.join() === bundle.join()) same += 1;
+    else if (differences.length < 3) differences.push({ event: i, storeAction, action, storeIds, bundle });
+  }
+  store.free();
+  return { events: pass.events.length, same, withBundle, differences };
+}
+
+/**
+ * Input paths for one message event at `n` messages (Node): the object path split into its
+ * parts, and the JS-side cost a JSON-string or primitive-field path would pay at least.
+ */
+export function inputPathsBench(tp, n, { now, budgetMs = 800 } = {}) {
+  const history = sessionHistory(n);
+  const k = passLength(n);
+  const pass = eventPass(history, k);
+  const sid = history.session.id;
+  const store = preloadedStore(tp, history);
+  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  let sequence = 5000;
+  const events = pass.events;
+  const reset = () => {
+    for (let i = 0; i < deletes.length; i += 1) store.applyMessageEvent('deleted', deletes[i]);
+  };
+  const timed = (body) => () => {
+    sequence = passRevisions(pass, sequence);
+    const t0 = now();
+    for (let i = 0; i < events.length; i += 1) body(events[i]);
+    const t = now() - t0;
+    reset();
+    return t;
+  };
+  const opts = { now, budgetMs };
+  const rows = {};
+  rows.event = measure(timed((e) => {
+    store.applyMessageEvent(e.kind, e.payload);
+    consume(store.sessionPendingAction(sid));
+    consume(store.pendingClarification(sid));
+  }), k, opts);
+  rows.applyOnly = measure(timed((e) => store.applyMessageEvent(e.kind, e.payload)), k, opts);
+  rows.applyPlusAction = measure(timed((e) => {
+    store.applyMessageEvent(e.kind, e.payload);
+    consume(store.sessionPendingAction(sid));
+  }), k, opts);
+  rows.batchApply = measure(() => {
+    sequence = passRevisions(pass, sequence);
+    const added = events.filter((e) => e.kind === 'added').map((e) => e.payload);
+    const updated = events.filter((e) => e.kind === 'updated').map((e) => e.payload);
+    const t0 = now();
+    store.applyMessageEvents('added', added);
+    store.applyMessageEvents('updated', updated);
+    const t = now() - t0;
+    reset();
+    return t;
+  }, k, opts);
+  // Unchanged session: the cached query results (no event in between).
+  store.applyMessageEvent(events[0].kind, events[0].payload);
+  const loop = (body) => () => {
+    const t0 = now();
+    for (let i = 0; i < events.length; i += 1) body(events[i]);
+    return now() - t0;
+  };
+  rows.sessionPendingActionCached = measure(loop(() => consume(store.sessionPendingAction(sid))), k, opts);
+  rows.pendingClarificationCached = measure(loop(() => consume(store.pendingClarification(sid))), k, opts);
+  rows.versionCall = measure(loop(() => consume(store.version())), k, opts);
+  rows.jsonStringify = measure(loop((e) => consume(JSON.stringify(e.payload).length)), k, opts);
+  rows.fieldReads = measure(loop((e) => {
+    const p = e.payload;
+    const m = p.metadata;
+    const r = p.pending_action_revision;
+    consume([p.message_id, p.session_id, p.task_id, p.turn_id, p.type, p.created_at, p.updated_at,
+      m?.status, m?.pending_id, m?.question_total, p.pending_action, r?.epoch, r?.sequence].length);
+  }), k, opts);
+  store.free();
+  return { n, rows };
+}
+
+/**
+ * The change notification a subscribed app pays per event: each WebSocket event arrives in its
+ * own task, so every event is followed by a microtask checkpoint that runs the store's flush
+ * (`{tasks, sessions}` to the listener). Measured as (event + `await`) minus `await` alone, with
+ * one no-op listener subscribed; µs per event.
+ */
+export async function subscriberBench(tp, n, { now, passes = 60 } = {}) {
+  const history = sessionHistory(n);
+  const k = passLength(n);
+  const pass = eventPass(history, k);
+  const sid = history.session.id;
+  const store = preloadedStore(tp, history);
+  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  let notified = 0;
+  const unsubscribe = store.subscribe(() => {
+    notified += 1;
+  });
+  let sequence = 9000;
+  const withStore = [];
+  const baseline = [];
+  for (let p = 0; p < passes; p += 1) {
+    sequence = passRevisions(pass, sequence);
+    let t0 = now();
+    for (const e of pass.events) {
+      store.applyMessageEvent(e.kind, e.payload);
+      consume(store.sessionPendingAction(sid));
+      consume(store.pendingClarification(sid));
+      await null;
+    }
+    withStore.push(((now() - t0) * 1000) / k);
+    for (const d of deletes) store.applyMessageEvent('deleted', d);
+    await null;
+    t0 = now();
+    for (let i = 0; i < k; i += 1) await null;
+    baseline.push(((now() - t0) * 1000) / k);
+  }
+  unsubscribe();
+  store.free();
+  const warm = Math.floor(passes / 5);
+  const a = summarize(withStore.slice(warm));
+  const b = summarize(baseline.slice(warm));
+  return {
+    n,
+    eventWithFlush: { median: a.median - b.median, p90: a.p90 - b.median, samples: a.samples },
+    awaitOnly: b,
+    notifiedPerEvent: notified / (passes * k),
+  };
+}
+
+/**
+ * Boot ingest of a JSON snapshot text: `JSON.parse` alone, and `JSON.parse` + feeding a fresh
+ * store (`applyTaskSnapshot`, `applySessionList`, `applyTurnList`, `applyMessagePage`),
+ * alternating, `runs` times each, so a change of machine load hits both alike; a full GC before
+ * each timed part when the engine exposes `gc()` (the runners enable it), so neither pays for
+ * the other's garbage. MB = 10^6 bytes of JSON text (the generator writes ASCII). Median and
+ * best run of each.
+ */
+export function ingestBench(tp, text, { now, runs = 5 } = {}) {
+  const mb = text.length / 1e6;
+  const parse = [];
+  const feed = [];
+  const total = [];
+  const ratios = [];
+  let messages = 0;
+  consume(JSON.parse(text)); // warm-up
+  const gc = globalThis.gc ?? (() => {});
+  for (let r = 0; r < runs; r += 1) {
+    gc();
+    const p0 = now();
+    consume(JSON.parse(text));
+    const parseMs = now() - p0;
+    gc();
+    const store = new tp.ProjectionStore();
+    const t0 = now();
+    const parsed = JSON.parse(text);
+    const t1 = now();
+    ingestSnapshot(store, parsed);
+    const t2 = now();
+    parse.push(parseMs);
+    feed.push(t2 - t1);
+    total.push(t2 - t0);
+    ratios.push(parseMs / (t2 - t0));
+    messages = store.stats().messages;
+    store.free();
+  }
+  const rate = (ms) => mb / (ms / 1000);
+  const med = (xs) => summarize(xs).median;
+  const best = (xs) => Math.min(...xs);
+  return {
+    mb,
+    messages,
+    runs,
+    parseMs: med(parse),
+    feedMs: med(feed),
+    parseAndFeedMs: med(total),
+    parseMBps: rate(med(parse)),
+    feedMBps: rate(med(feed)),
+    parseAndFeedMBps: rate(med(total)),
+    bestParseMBps: rate(best(parse)),
+    bestFeedMBps: rate(best(feed)),
+    bestParseAndFeedMBps: rate(best(total)),
+    feedVsParse: rate(med(feed)) / rate(med(parse)),
+    endToEndVsParse: med(ratios),
+  };
+}
+
+/**
+ * wasm memory per retained message, in a fresh instance: one session of `n` messages fed in
+ * REST pages of 100 (`mode: "session"`), or the boot snapshot (`mode: "boot"`).
+ */
+export function memoryBench(tp, memory, { mode = 'session', n = 50000, snapshot } = {}) {
+  const before = memory.buffer.byteLength;
+  let store;
+  if (mode === 'boot') {
+    store = new tp.ProjectionStore();
+    ingestSnapshot(store, snapshot);
+  } else {
+    store = preloadedStore(tp, sessionHistory(n), 100);
+  }
+  const after = memory.buffer.byteLength;
+  const stats = store.stats();
+  const result = {
+    mode,
+    messages: stats.messages,
+    memoryBefore: before,
+    memoryAfter: after,
+    growthBytes: after - before,
+    growthPerMessage: (after - before) / stats.messages,
+    messageBytes: stats.messageBytes,
+    messageBytesPerMessage: stats.messageBytes / stats.messages,
+  };
+  store.free();
+  return result;
+}
