@@ -370,6 +370,12 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
+    /// Forgets the recorded changes (nobody is listening).
+    pub fn clear_changes(&mut self) {
+        self.changed_tasks.clear();
+        self.changed_sessions.clear();
+    }
+
     /// Whether changes are waiting for [`Self::take_changes`].
     pub fn has_changes(&self) -> bool {
         !self.changed_tasks.is_empty() || !self.changed_sessions.is_empty()

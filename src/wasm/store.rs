@@ -112,7 +112,7 @@ impl JsProjectionStore {
         }
         if self.listeners.borrow().entries.is_empty() {
             // Nobody listens: drop the change set instead of growing it.
-            let _ = self.store.borrow_mut().take_changes();
+            self.store.borrow_mut().clear_changes();
             return;
         }
         self.flush_scheduled.set(true);
