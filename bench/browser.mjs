@@ -1,8 +1,8 @@
-// Chromium side of the benchmark: the package's `default` entry (/pkg/task_projection.js, whose
+// Chromium side of the benchmark: the package's `default` entry (/pkg/index.js, whose
 // init() fetches the .wasm), one part per page load (a fresh wasm instance per part). The result
 // lands in window.__bench for bench/run.mjs. Served with COOP/COEP so the page is
 // cross-origin isolated and performance.now() has its fine (5 µs) resolution.
-import init, * as tp from '/pkg/task_projection.js';
+import init, * as tp from '/pkg/index.js';
 import { SIZES, eventBench, ingestBench, memoryBench } from './store.bench.mjs';
 
 const params = new URLSearchParams(location.search);

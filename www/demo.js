@@ -1,6 +1,6 @@
 // Demo page: loads the package's browser entry (the `default` export condition), then renders what
 // the engine decides after each step of the scripted stream in ./story.js.
-import init, * as api from '/pkg/task_projection.js';
+import init, * as api from '/pkg/index.js';
 import { STEPS, replay } from './story.js';
 
 const $ = (id) => document.getElementById(id);

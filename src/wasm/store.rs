@@ -15,9 +15,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::rules::model::PendingAction;
+use crate::rules::model::Revision;
+use crate::rules::revision::PendingProjection;
 use crate::rules::turn::CurrentTurn;
+use crate::store::{MessageEvent, MessageEventKind};
 use crate::store::{Navigation, ProjectionStore as Store, Reason};
 use crate::wire::store_api as api;
+use crate::wire::{integral_u64, MessageFields};
 
 use super::convert::{js_error, set, Js};
 
@@ -56,8 +60,17 @@ enum Query {
     Hidden,
 }
 
-/// Results of one query by key, with the version they were computed at and their reason.
-type Cache = HashMap<Box<str>, (u64, JsValue, Reason)>;
+/// A cached query result: the version it was computed at, the JS value handed out, its reason,
+/// and its content (to keep the JS value when a recomputation gives the same answer).
+struct Cached {
+    version: u64,
+    value: JsValue,
+    reason: Reason,
+    content: String,
+}
+
+/// Results of one query by session id.
+type Cache = HashMap<Box<str>, Cached>;
 
 /// The stateful engine. Feed it every REST snapshot and WebSocket event; read small answers.
 #[wasm_bindgen(js_name = ProjectionStore, skip_typescript)]
@@ -148,32 +161,51 @@ impl JsProjectionStore {
         queue_microtask(flush.unchecked_ref());
     }
 
-    /// A query result from the cache while `version` is unchanged, else computed (and cached).
-    fn cached(
+    /// A query result from the cache while `version` is unchanged. After a change the answer is
+    /// recomputed, and the cached JS object is still returned when the answer's content (its
+    /// `key`) is the same: identity changes only when the answer does.
+    fn cached<T>(
         &self,
         query: Query,
-        key: &str,
+        id: &str,
         version: u64,
-        compute: impl FnOnce() -> (JsValue, Reason),
+        compute: impl FnOnce() -> (T, Reason),
+        key: impl FnOnce(&T) -> String,
+        build: impl FnOnce(&T) -> JsValue,
     ) -> JsValue {
         let mut cache = self.cache.borrow_mut();
         let per_query = cache.entry(query).or_default();
-        if let Some((v, value, reason)) = per_query.get(key) {
-            if *v == version {
-                self.last_reason.set(*reason);
-                return value.clone();
+        if let Some(entry) = per_query.get(id) {
+            if entry.version == version {
+                self.last_reason.set(entry.reason);
+                return entry.value.clone();
             }
         }
-        let (value, reason) = compute();
-        // Shared between callers until the next change: frozen, so no caller can alter another's.
+        let (answer, reason) = compute();
+        self.last_reason.set(reason);
+        let content = key(&answer);
+        if let Some(entry) = per_query.get_mut(id) {
+            if entry.content == content {
+                entry.version = version;
+                entry.reason = reason;
+                return entry.value.clone();
+            }
+        }
+        let value = build(&answer);
+        // Shared between callers until the answer changes: frozen, so no caller alters another's.
         if value.is_object() {
             Object::freeze(value.unchecked_ref::<Object>());
         }
-        self.last_reason.set(reason);
-        match per_query.get_mut(key) {
-            Some(slot) => *slot = (version, value.clone(), reason),
+        let entry = Cached {
+            version,
+            value: value.clone(),
+            reason,
+            content,
+        };
+        match per_query.get_mut(id) {
+            Some(slot) => *slot = entry,
             None => {
-                per_query.insert(Box::from(key), (version, value.clone(), reason));
+                per_query.insert(Box::from(id), entry);
             }
         }
         value
@@ -232,6 +264,77 @@ impl JsProjectionStore {
         self.mutate(|s| api::apply_message_events(s, &Js(kind), &Js(payloads)))
     }
 
+    /// The fast path of `applyMessageEvent` (package `store.js`): the payload's fields, already
+    /// read and type-checked in JS, as primitives: one boundary crossing instead of one per
+    /// field. `kind`: 0 added, 1 updated, 2 deleted; `action`: 0 key absent, 1 `null`,
+    /// 2 clarification, 3 permission; the revision is present when `epoch` is.
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = __applyMessageFields, skip_typescript)]
+    pub fn apply_message_fields(
+        &self,
+        kind: u8,
+        session_id: String,
+        task_id: Option<String>,
+        id: String,
+        turn_id: Option<String>,
+        message_type: Option<String>,
+        status: Option<String>,
+        pending_id: Option<String>,
+        question_total: Option<f64>,
+        created_at: Option<String>,
+        updated_at: Option<String>,
+        action: u8,
+        epoch: Option<String>,
+        sequence: f64,
+    ) -> Result<(), JsValue> {
+        let misuse = |field: &str| {
+            js_error(crate::WireError::InvalidValue {
+                field: field.into(),
+                problem: "not a value the package's store.js passes".into(),
+            })
+        };
+        let kind = match kind {
+            0 => MessageEventKind::Added,
+            1 => MessageEventKind::Updated,
+            2 => MessageEventKind::Deleted,
+            _ => return Err(misuse("kind")),
+        };
+        let action = match action {
+            0 => None,
+            1 => Some(None),
+            2 => Some(Some(PendingAction::Clarification)),
+            3 => Some(Some(PendingAction::Permission)),
+            _ => return Err(misuse("action")),
+        };
+        let revision = match epoch {
+            Some(epoch) => Some(Revision {
+                epoch,
+                sequence: integral_u64(sequence).ok_or_else(|| misuse("sequence"))?,
+            }),
+            None => None,
+        };
+        let projection = (action.is_some() || revision.is_some())
+            .then_some(PendingProjection { action, revision });
+        let message = MessageFields {
+            id,
+            turn_id,
+            message_type,
+            status,
+            pending_id,
+            question_total,
+            created_at,
+            updated_at,
+        }
+        .into_message();
+        let event = MessageEvent {
+            session_id,
+            task_id,
+            message,
+            projection,
+        };
+        self.mutate(|s| Ok(s.apply_message_event(kind, &event)))
+    }
+
     /// `applyTurnEvent(payload)`: a turn started or completed.
     #[wasm_bindgen(js_name = applyTurnEvent, skip_typescript)]
     pub fn apply_turn_event(&self, payload: JsValue) -> Result<(), JsValue> {
@@ -282,51 +385,84 @@ impl JsProjectionStore {
     pub fn current_turn_id(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        Ok(self.cached(Query::CurrentTurn, &id, store.session_version(&id), || {
-            let (current, reason) = store.current_turn_id(&id);
-            let value = match current {
+        Ok(self.cached(
+            Query::CurrentTurn,
+            &id,
+            store.session_version(&id),
+            || store.current_turn_id(&id),
+            |current| match current {
+                CurrentTurn::Unknown => String::from("u"),
+                CurrentTurn::None => String::from("n"),
+                CurrentTurn::Turn(turn) => format!("t{turn}"),
+            },
+            |current| match current {
                 CurrentTurn::Unknown => JsValue::UNDEFINED,
                 CurrentTurn::None => JsValue::NULL,
                 CurrentTurn::Turn(turn) => JsValue::from_str(turn),
-            };
-            (value, reason)
-        }))
+            },
+        ))
     }
 
-    /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same object
-    /// while the session is unchanged.
+    /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same
+    /// (frozen) object while the answer is unchanged.
     #[wasm_bindgen(js_name = pendingClarification, skip_typescript)]
     pub fn pending_clarification(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        Ok(self.cached(Query::Clarification, &id, store.session_version(&id), || {
-            let (bundle, reason) = store.pending_clarification(&id);
-            let value = match bundle {
+        Ok(self.cached(
+            Query::Clarification,
+            &id,
+            store.session_version(&id),
+            || store.pending_clarification(&id),
+            |bundle| match bundle {
+                None => String::new(),
+                Some(bundle) => {
+                    let mut key = format!("b{}", bundle.pending_id.unwrap_or("\u{2}"));
+                    for m in &bundle.message_ids {
+                        key.push('\u{1}');
+                        key.push_str(m);
+                    }
+                    key
+                }
+            },
+            |bundle| match bundle {
                 None => JsValue::NULL,
                 Some(bundle) => {
                     let object = Object::new();
                     let pending_id = bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str);
                     set(&object, "pending_id", &pending_id);
-                    let ids: Array = bundle.message_ids.iter().map(|m| JsValue::from_str(m)).collect();
+                    let ids: Array = bundle
+                        .message_ids
+                        .iter()
+                        .map(|m| JsValue::from_str(m))
+                        .collect();
+                    Object::freeze(&ids);
                     set(&object, "message_ids", &ids);
                     object.into()
                 }
-            };
-            (value, reason)
-        }))
+            },
+        ))
     }
 
     /// `hiddenMessageIds(sessionId)` → the ids an overlay renders (hide them from the
-    /// transcript); the same array while the session is unchanged.
+    /// transcript); the same (frozen) array while the answer is unchanged.
     #[wasm_bindgen(js_name = hiddenMessageIds, skip_typescript)]
     pub fn hidden_message_ids(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
         let store = self.store.borrow();
-        Ok(self.cached(Query::Hidden, &id, store.session_version(&id), || {
-            let (ids, reason) = store.hidden_message_ids(&id);
-            let array: Array = ids.iter().map(|m| JsValue::from_str(m)).collect();
-            (array.into(), reason)
-        }))
+        Ok(self.cached(
+            Query::Hidden,
+            &id,
+            store.session_version(&id),
+            || store.hidden_message_ids(&id),
+            |ids| ids.join("\u{1}"),
+            |ids| {
+                ids.iter()
+                    .map(|m| JsValue::from_str(m))
+                    .collect::<Array>()
+                    .into()
+            },
+        ))
     }
 
     /// `hasPendingPermission(sessionId)` → boolean.

@@ -85,11 +85,6 @@ pub fn optional_string<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Str
     }
 }
 
-/// An identifier where `""` means none (`turn_id`, `pending_id`).
-fn optional_id<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<String>, WireError> {
-    Ok(optional_string(value, path)?.filter(|id| !id.is_empty()))
-}
-
 /// A timestamp; absent or `null` is the lowest timestamp.
 pub fn timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Timestamp, WireError> {
     Ok(optional_timestamp(value, path)?.unwrap_or_default())
@@ -122,11 +117,11 @@ pub fn pending_action<W: Wire>(
 ) -> Result<Option<Option<PendingAction>>, WireError> {
     if let Some(text) = value.string() {
         return match PendingAction::parse(&text) {
-                Some(action) => Ok(Some(Some(action))),
-                None => Err(WireError::InvalidValue {
-                    field: path.to_string(),
-                    problem: format!(
-                        "expected \"clarification\", \"permission\" or null, got \"{text}\""
+            Some(action) => Ok(Some(Some(action))),
+            None => Err(WireError::InvalidValue {
+                field: path.to_string(),
+                problem: format!(
+                    "expected \"clarification\", \"permission\" or null, got \"{text}\""
                 ),
             }),
         };
@@ -238,6 +233,45 @@ pub fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn>>, W
         .map(Some)
 }
 
+/// A message's fields as plain values, before their SPEC meaning is applied (one place maps
+/// them: [`MessageFields::into_message`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageFields {
+    pub id: String,
+    pub turn_id: Option<String>,
+    pub message_type: Option<String>,
+    /// `metadata.status`, `metadata.pending_id`, `metadata.question_total`.
+    pub status: Option<String>,
+    pub pending_id: Option<String>,
+    pub question_total: Option<f64>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+impl MessageFields {
+    /// The message the rules read: `""` ids are absent, an absent `created_at` is the lowest
+    /// timestamp, an absent or empty status is pending.
+    pub fn into_message(self) -> Message {
+        Message {
+            id: self.id,
+            turn_id: self.turn_id.filter(|t| !t.is_empty()),
+            kind: self
+                .message_type
+                .as_deref()
+                .map_or(MessageKind::Other, MessageKind::parse),
+            status: RequestStatus::parse(self.status.as_deref()),
+            pending_id: self.pending_id.filter(|p| !p.is_empty()),
+            question_total: self.question_total,
+            created_at: self
+                .created_at
+                .as_deref()
+                .map(Timestamp::parse)
+                .unwrap_or_default(),
+            updated_at: self.updated_at.as_deref().map(Timestamp::parse),
+        }
+    }
+}
+
 /// A message (SPEC §1); its id is `id`, or `message_id` as WebSocket payloads spell it.
 pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError> {
     object(value, path)?;
@@ -248,25 +282,37 @@ pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError
             id = alias;
         }
     }
-    let kind = optional_string(&value.get("type"), &path.key("type"))?
-        .map_or(MessageKind::Other, |t| MessageKind::parse(&t));
+    let message_type = optional_string(&value.get("type"), &path.key("type"))?;
     let metadata = value.get("metadata");
     let metadata_path = path.key("metadata");
     optional_object(&metadata, &metadata_path)?;
     let status = optional_string(&metadata.get("status"), &metadata_path.key("status"))?;
-    Ok(Message {
+    let fields = MessageFields {
         id: string(&id, &path.key("id"))?,
-        turn_id: optional_id(&value.get("turn_id"), &path.key("turn_id"))?,
-        kind,
-        status: RequestStatus::parse(status.as_deref()),
-        pending_id: optional_id(
+        turn_id: optional_string(&value.get("turn_id"), &path.key("turn_id"))?,
+        message_type,
+        status,
+        pending_id: optional_string(
             &metadata.get("pending_id"),
             &metadata_path.key("pending_id"),
         )?,
         question_total: metadata.get("question_total").number(),
-        created_at: timestamp(&value.get("created_at"), &path.key("created_at"))?,
-        updated_at: optional_timestamp(&value.get("updated_at"), &path.key("updated_at"))?,
-    })
+        created_at: optional_timestamp_text(&value.get("created_at"), &path.key("created_at"))?,
+        updated_at: optional_timestamp_text(&value.get("updated_at"), &path.key("updated_at"))?,
+    };
+    Ok(fields.into_message())
+}
+
+/// A timestamp's text, or `None` for `undefined`/`null`.
+fn optional_timestamp_text<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+) -> Result<Option<String>, WireError> {
+    match value.string() {
+        Some(text) => Ok(Some(text.into_owned())),
+        None if value.is_absent() => Ok(None),
+        None => Err(invalid_type(value, path, "a timestamp string")),
+    }
 }
 
 /// A required message array.

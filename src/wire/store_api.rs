@@ -182,9 +182,7 @@ pub fn settle_selection<W: Wire, P: Clone>(
     decode::object(outcome, &path)?;
     let load = if decode::flag(&outcome.get("aborted")) {
         SelectionLoad::Aborted
-    } else if !outcome.get("error").is_undefined()
-        || decode::flag(&outcome.get("timedOut"))
-    {
+    } else if !outcome.get("error").is_undefined() || decode::flag(&outcome.get("timedOut")) {
         SelectionLoad::Failed
     } else {
         SelectionLoad::Loaded(decode::sessions(

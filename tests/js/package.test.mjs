@@ -14,7 +14,7 @@ const repoRoot = path.resolve(here, '../..');
 const pkgJsonPath = require.resolve('task-projection/package.json');
 const pkgDir = path.dirname(pkgJsonPath);
 const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
-const webEntryUrl = pathToFileURL(path.join(pkgDir, 'task_projection.js')).href;
+const webEntryUrl = pathToFileURL(path.join(pkgDir, 'index.js')).href;
 
 /** Export names listed in the table of docs/js-api.md (first column). */
 function documentedExports() {
@@ -52,17 +52,17 @@ describe('pkg/package.json', () => {
       types: './task_projection.d.ts',
       node: './node.js',
       'edge-light': './node.js',
-      default: './task_projection.js',
+      default: './index.js',
     });
     assert.equal(pkg.exports['./package.json'], './package.json');
   });
 
   test('main/module/types, files and sideEffects', () => {
     assert.equal(pkg.main, './node.js');
-    assert.equal(pkg.module, './task_projection.js');
+    assert.equal(pkg.module, './index.js');
     assert.equal(pkg.types, './task_projection.d.ts');
     assert.deepEqual(pkg.sideEffects, ['./node.js']);
-    for (const f of ['node.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm']) {
+    for (const f of ['node.js', 'index.js', 'store.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm']) {
       assert.ok(pkg.files.includes(f), `files lists ${f}`);
       assert.doesNotThrow(() => readFileSync(path.join(pkgDir, f)), `${f} exists`);
     }

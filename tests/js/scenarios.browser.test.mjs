@@ -1,5 +1,5 @@
 // Every case of tests/fixtures/scenarios.json in headless Chromium (Debian's, via playwright-core)
-// against the package's `default` entry: tests/js/browser/index.html imports /pkg/task_projection.js,
+// against the package's `default` entry: tests/js/browser/index.html imports /pkg/index.js,
 // awaits init() (which fetches the .wasm) and runs the shared runner. Each case becomes a subtest.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

@@ -141,13 +141,21 @@ describe('result identity (useSyncExternalStore)', () => {
     assert.equal(store.pendingClarification('sess-a'), bundle, 'unchanged after another session changed');
     assert.equal(store.hiddenMessageIds('sess-a'), hidden);
 
-    // A change of this session gives new objects (even when the answer is deep-equal).
+    // A change of this session that leaves the answer as it was keeps the objects: identity
+    // changes only when the answer does.
     store.applyMessageEvent('added', event('m2', 'sess-a', 2));
+    assert.equal(store.pendingClarification('sess-a'), bundle, 'same answer, same object');
+    assert.equal(store.hiddenMessageIds('sess-a'), hidden);
+
+    // A second question of the bundle changes the answer: new objects, stable again after.
+    store.applyMessageEvent('added', question('q3', 'sess-a', 3, { pending_action: 'clarification', pending_action_revision: rev(1, 3) }));
     const after = store.pendingClarification('sess-a');
-    assert.notEqual(after, bundle, 'a new object after the session changed');
-    assert.deepEqual(after, bundle);
+    assert.notEqual(after, bundle, 'a new object for a new answer');
+    assert.deepEqual(after, { pending_id: 'p-sess-a', message_ids: ['q1', 'q3'] });
     assert.notEqual(store.hiddenMessageIds('sess-a'), hidden);
+    assert.deepEqual([...store.hiddenMessageIds('sess-a')], ['q1', 'q3']);
     assert.equal(store.pendingClarification('sess-a'), after, 'and stable again');
+    assert.ok(Object.isFrozen(after) && Object.isFrozen(after.message_ids), 'shared results are frozen');
 
     // null stays null.
     assert.equal(store.pendingClarification('sess-b'), null);

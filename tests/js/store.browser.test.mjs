@@ -1,6 +1,6 @@
 // Every case of tests/fixtures/store_scenarios.json in headless Chromium (Debian's, via
 // playwright-core) through `new ProjectionStore()` of the package's `default` entry:
-// tests/js/browser/store.html imports /pkg/task_projection.js, awaits init() and runs the shared
+// tests/js/browser/store.html imports /pkg/index.js, awaits init() and runs the shared
 // store runner, then a few event-loop checks (coalesced notifications, boundedLoad's timer).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

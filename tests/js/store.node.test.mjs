@@ -43,7 +43,11 @@ describe('store fixture coverage', () => {
 
   test('every ProjectionStore call of the format is exercised', () => {
     const used = new Set(cases.flatMap((c) => c.steps.map((s) => s.call)));
-    const proto = Object.getOwnPropertyNames(imported.ProjectionStore.prototype);
+    // The package's class extends the wasm class (js/store.js): collect the whole chain.
+    const proto = [];
+    for (let p = imported.ProjectionStore.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      proto.push(...Object.getOwnPropertyNames(p));
+    }
     for (const name of ['applySessionList', 'applyTurnList', 'applyMessagePage', 'applyMessageEvent', 'applyMessageEvents',
       'applyTurnEvent', 'applySessionEvent', 'applyStatusSummaryEvent', 'applyTaskUpdated', 'removeTask', 'beginTaskFetch',
       'applyTaskSnapshot', 'beginSelection', 'setActiveTask', 'settleSelection', 'dispose', 'sessionPendingAction',

@@ -1,6 +1,6 @@
 // Browser half of tests/js/scenarios.browser.test.mjs: the `default` entry of the package, which
 // fetches its .wasm through new URL(..., import.meta.url) when init() is awaited.
-import init, * as api from '/pkg/task_projection.js';
+import init, * as api from '/pkg/index.js';
 import { loadCases, runAll } from '/tests/js/runner.mjs';
 
 const status = document.getElementById('status');

@@ -1,7 +1,7 @@
 // Browser half of tests/js/store.browser.test.mjs: the `default` entry of the package (init()
 // fetches the .wasm), the shared store runner over every store case, then a few checks that
 // depend on the browser's event loop (microtask-coalesced notifications, boundedLoad's timer).
-import init, { ProjectionStore, boundedLoad } from '/pkg/task_projection.js';
+import init, { ProjectionStore, boundedLoad } from '/pkg/index.js';
 import { loadStoreCases, runAllStoreCases } from '/tests/js/store-runner.mjs';
 
 const status = document.getElementById('status');

@@ -1,0 +1,103 @@
+// The JS fast path of ProjectionStore.applyMessageEvent (js/store.js) against the wasm decoder it
+// bypasses: on thousands of seeded random payloads (ordinary ones and ones with unusual field
+// types, null vs absent keys, bad revisions) both paths must leave the same state (digest) and
+// throw the same typed errors.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ProjectionStore } from 'task-projection';
+
+const wasmApply = Object.getPrototypeOf(ProjectionStore.prototype).applyMessageEvent;
+
+function rng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    return s / 4294967296;
+  };
+}
+
+function payload(r, i) {
+  const pick = (...xs) => xs[Math.floor(r() * xs.length)];
+  const maybe = (p, v) => (r() < p ? v : undefined);
+  const ts = (n) => `2026-11-29T12:${String(n % 60).padStart(2, '0')}:00.${String(n).padStart(9, '0')}Z`;
+  const p = {
+    session_id: pick('s1', 's1', 's2', 7),
+    task_id: pick('task-1', 'task-1', undefined, null, 'task-2'),
+    turn_id: pick('t1', 't2', '', null, undefined, 3),
+    type: pick('message', 'clarification_request', 'permission_request', undefined, null, 4),
+    created_at: pick(ts(i), ts(i), `${i}`, undefined, null, 5),
+    updated_at: pick(ts(1000 + i), undefined, null, ts(i)),
+    content: 'x'.repeat(Math.floor(r() * 50)),
+  };
+  const idKind = r();
+  if (idKind < 0.45) p.message_id = `m${Math.floor(r() * 30)}`;
+  else if (idKind < 0.9) p.id = `m${Math.floor(r() * 30)}`;
+  else if (idKind < 0.95) p.id = 9;
+  const meta = r();
+  if (meta < 0.6) {
+    p.metadata = {
+      status: pick('pending', '', 'answered', undefined, null, 'weird', 1),
+      pending_id: pick('p1', 'p2', '', undefined, null, 2),
+      question_total: pick(1, 2, 3, undefined, null, '2', 0, -1, 2.5),
+    };
+  } else if (meta < 0.7) p.metadata = pick(null, 'x', [1]);
+  const proj = r();
+  if (proj < 0.5) {
+    p.pending_action = pick('clarification', 'permission', null, undefined, 'maybe', 3);
+    p.pending_action_revision = pick(
+      { epoch: '7', sequence: i },
+      { epoch: '8', sequence: i },
+      { epoch: 'abc', sequence: 1 },
+      { epoch: 7, sequence: 1 },
+      { epoch: '7', sequence: -1 },
+      { epoch: '7', sequence: 1.5 },
+      { epoch: '7', sequence: '3' },
+      { epoch: '7', sequence: 2 ** 60 },
+      null,
+      undefined,
+      'r',
+    );
+  } else if (proj < 0.6) {
+    p.pending_action_revision = { epoch: '7', sequence: i };
+  }
+  return p;
+}
+
+function outcome(fn) {
+  try {
+    fn();
+    return 'ok';
+  } catch (error) {
+    return `${error.code}:${error.field}`;
+  }
+}
+
+test('the fast path and the wasm decoder agree on 4,000 random payloads', () => {
+  for (const seed of [1, 2, 3, 4]) {
+    const r = rng(seed);
+    const fast = new ProjectionStore();
+    const slow = new ProjectionStore();
+    for (const store of [fast, slow]) {
+      store.applySessionList('task-1', [{ id: 's1', task_id: 'task-1', state: 'RUNNING' }]);
+      store.applyTurnList('s1', [{ id: 't1', started_at: '2026-11-29T12:00:00Z' }, { id: 't2', started_at: '2026-11-29T13:00:00Z', completed_at: null }]);
+    }
+    let fastTaken = 0;
+    for (let i = 0; i < 1000; i++) {
+      const kind = ['added', 'updated', 'deleted'][Math.floor(r() * 3)];
+      const p = payload(r, i);
+      const a = outcome(() => fast.applyMessageEvent(kind, p));
+      const b = outcome(() => wasmApply.call(slow, kind, p));
+      assert.equal(a, b, `seed ${seed} event ${i}: ${JSON.stringify(p)}`);
+      assert.equal(fast.digest(), slow.digest(), `seed ${seed} event ${i}: ${JSON.stringify(p)}`);
+      assert.equal(fast.lastReason(), slow.lastReason(), `seed ${seed} event ${i}`);
+      if (a === 'ok') fastTaken++;
+    }
+    assert.ok(fastTaken > 100, 'enough payloads were valid');
+    for (const id of ['s1', 's2']) {
+      assert.deepEqual(fast.pendingClarification(id), slow.pendingClarification(id));
+      assert.equal(fast.sessionPendingAction(id), slow.sessionPendingAction(id));
+    }
+    fast.free();
+    slow.free();
+  }
+});
