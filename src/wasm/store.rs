@@ -81,6 +81,8 @@ pub struct JsProjectionStore {
     cache: RefCell<HashMap<Query, Cache>>,
     last_reason: Cell<Reason>,
     disposed: Cell<bool>,
+    /// Whether a row of the message page being applied by `store.js` changed something.
+    page_changed: Cell<bool>,
 }
 
 type JsResult = Result<JsValue, JsValue>;
@@ -97,6 +99,7 @@ impl JsProjectionStore {
             cache: RefCell::new(HashMap::new()),
             last_reason: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
+            page_changed: Cell::new(false),
         }
     }
 
@@ -266,7 +269,8 @@ impl JsProjectionStore {
 
     /// The fast path of `applyMessageEvent` (package `store.js`): the payload's fields, already
     /// read and type-checked in JS, as primitives: one boundary crossing instead of one per
-    /// field. `kind`: 0 added, 1 updated, 2 deleted; `action`: 0 key absent, 1 `null`,
+    /// field. `kind`: 0 added, 1 updated, 2 deleted, 4 the first row of a message page, 3 the
+    /// page's next rows; `action`: 0 key absent, 1 `null`,
     /// 2 clarification, 3 permission; the revision is present when `epoch` is.
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = __applyMessageFields, skip_typescript)]
@@ -293,10 +297,12 @@ impl JsProjectionStore {
                 problem: "not a value the package's store.js passes".into(),
             })
         };
-        let kind = match kind {
-            0 => MessageEventKind::Added,
-            1 => MessageEventKind::Updated,
-            2 => MessageEventKind::Deleted,
+        let event_kind = match kind {
+            0 => Some(MessageEventKind::Added),
+            1 => Some(MessageEventKind::Updated),
+            2 => Some(MessageEventKind::Deleted),
+            // A row of a REST message page (no projection): 4 the first, 3 the next ones.
+            3 | 4 => None,
             _ => return Err(misuse("kind")),
         };
         let action = match action {
@@ -326,6 +332,17 @@ impl JsProjectionStore {
             updated_at,
         }
         .into_message();
+        let Some(event_kind) = event_kind else {
+            // The page's reason is the wasm path's: applied when any row changed.
+            let page_changed = self.page_changed.get() && kind == 3;
+            return self.mutate(|s| {
+                let row = s.apply_message_page(&session_id, std::slice::from_ref(&message));
+                let changed = page_changed || row == Reason::Applied;
+                self.page_changed.set(changed);
+                Ok(if changed { Reason::Applied } else { Reason::Unchanged })
+            });
+        };
+        let kind = event_kind;
         let event = MessageEvent {
             session_id,
             task_id,

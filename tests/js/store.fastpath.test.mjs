@@ -101,3 +101,45 @@ test('the fast path and the wasm decoder agree on 4,000 random payloads', () => 
     slow.free();
   }
 });
+
+const wasmPage = Object.getPrototypeOf(ProjectionStore.prototype).applyMessagePage;
+
+test('message pages: the fast path and the wasm decoder agree on 2,000 random pages', () => {
+  for (const seed of [11, 12]) {
+    const r = rng(seed);
+    const fast = new ProjectionStore();
+    const slow = new ProjectionStore();
+    let fastTaken = 0;
+    for (let i = 0; i < 1000; i++) {
+      const size = Math.floor(r() * 6);
+      const page = [];
+      for (let j = 0; j < size; j++) {
+        const n = i * 10 + j;
+        // Mostly ordinary rows (so whole pages take the fast path), sometimes an odd one.
+        const p = r() < 0.9
+          ? {
+            id: `m${Math.floor(r() * 40)}`, turn_id: r() < 0.5 ? 't1' : 't2',
+            type: ['message', 'clarification_request', 'permission_request'][Math.floor(r() * 3)],
+            metadata: r() < 0.7 ? { pending_id: `p${Math.floor(r() * 3)}`, status: r() < 0.7 ? 'pending' : 'answered', question_total: Math.floor(r() * 3) } : undefined,
+            created_at: `2026-11-29T12:00:00.${String(n).padStart(9, '0')}Z`,
+            updated_at: r() < 0.5 ? `2026-11-29T13:00:00.${String(n).padStart(9, '0')}Z` : undefined,
+            content: 'x',
+          }
+          : payload(r, n);
+        delete p.session_id;
+        page.push(p);
+      }
+      const sessionId = r() < 0.95 ? 's1' : 3;
+      const arg = r() < 0.97 ? page : { length: 1 };
+      const a = outcome(() => fast.applyMessagePage(sessionId, arg));
+      const b = outcome(() => wasmPage.call(slow, sessionId, arg));
+      assert.equal(a, b, `seed ${seed} page ${i}: ${JSON.stringify(page)}`);
+      assert.equal(fast.digest(), slow.digest(), `seed ${seed} page ${i}`);
+      assert.equal(fast.lastReason(), slow.lastReason(), `seed ${seed} page ${i}`);
+      if (a === 'ok' && size > 0) fastTaken++;
+    }
+    assert.ok(fastTaken > 100, 'enough pages were valid');
+    fast.free();
+    slow.free();
+  }
+});
