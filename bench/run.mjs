@@ -257,7 +257,7 @@ if (results.node?.paths) {
   out.push(`input paths in Node, µs per message event at ${f(results.node.paths.n, 0)} messages, median (p90)`);
   const rows = [
     ['event: apply + 2 queries', p.event],
-    ['applyMessageEvent (object, Reflect)', p.applyOnly],
+    ['applyMessageEvent (object; js/store.js fast path)', p.applyOnly],
     ['apply + sessionPendingAction', p.applyPlusAction],
     ['applyMessageEvents batch, per event', p.batchApply],
     ['event + subscriber flush (own task)', p.eventWithFlush],

@@ -28,29 +28,52 @@ function messageFields(p) {
   return [id, p.turn_id, p.type, status, pendingId, typeof total === 'number' ? total : undefined, p.created_at, p.updated_at];
 }
 
+/** The arguments of `__applyMessageFields` for an event payload, or `undefined`. */
+function eventArgs(k, payload) {
+  const f = messageFields(payload);
+  if (f === undefined || typeof payload.session_id !== 'string' || !isText(payload.task_id)) return undefined;
+  const a = payload.pending_action;
+  const action = a === undefined ? 0 : a === null ? 1 : a === 'clarification' ? 2 : a === 'permission' ? 3 : -1;
+  if (action < 0) return undefined;
+  const r = payload.pending_action_revision;
+  let epoch;
+  let sequence = 0;
+  if (isObject(r)) {
+    if (typeof r.epoch !== 'string' || !Number.isSafeInteger(r.sequence) || r.sequence < 0) return undefined;
+    epoch = r.epoch;
+    sequence = r.sequence;
+  } else if (r !== undefined && r !== null) {
+    return undefined;
+  }
+  return [k, payload.session_id, payload.task_id, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], action, epoch, sequence];
+}
+
+// Plain comparisons (no Object.hasOwn): old WebViews run this file too.
+const kindCode = (kind) => (kind === 'added' ? 0 : kind === 'updated' ? 1 : kind === 'deleted' ? 2 : -1);
+
 export class ProjectionStore extends WasmProjectionStore {
   applyMessageEvent(kind, payload) {
-    const k = kind === 'added' ? 0 : kind === 'updated' ? 1 : kind === 'deleted' ? 2 : -1;
-    fast: if (k >= 0) {
-      const f = messageFields(payload);
-      if (f === undefined || typeof payload.session_id !== 'string' || !isText(payload.task_id)) break fast;
-      const a = payload.pending_action;
-      const action = a === undefined ? 0 : a === null ? 1 : a === 'clarification' ? 2 : a === 'permission' ? 3 : -1;
-      if (action < 0) break fast;
-      const r = payload.pending_action_revision;
-      let epoch;
-      let sequence = 0;
-      if (isObject(r)) {
-        if (typeof r.epoch !== 'string' || !Number.isSafeInteger(r.sequence) || r.sequence < 0) break fast;
-        epoch = r.epoch;
-        sequence = r.sequence;
-      } else if (r !== undefined && r !== null) {
-        break fast;
-      }
-      return this.__applyMessageFields(k, payload.session_id, payload.task_id,
-        f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], action, epoch, sequence);
-    }
+    const k = kindCode(kind);
+    const args = k >= 0 ? eventArgs(k, payload) : undefined;
+    if (args !== undefined) return this.__applyMessageFields(...args);
     return super.applyMessageEvent(kind, payload);
+  }
+
+  applyMessageEvents(kind, payloads) {
+    // All or nothing, like the wasm path: every event must take the fast path, else the wasm
+    // decoder takes the batch (and rejects it whole when one is malformed).
+    const k = kindCode(kind);
+    if (k >= 0 && Array.isArray(payloads) && payloads.length > 0) {
+      const batch = [];
+      for (let i = 0; i < payloads.length; i++) {
+        const args = eventArgs(k, payloads[i]);
+        if (args === undefined) return super.applyMessageEvents(kind, payloads);
+        batch.push(args);
+      }
+      for (let i = 0; i < batch.length; i++) this.__applyMessageFields(...batch[i]);
+      return undefined;
+    }
+    return super.applyMessageEvents(kind, payloads);
   }
 
   applyMessagePage(sessionId, messages) {

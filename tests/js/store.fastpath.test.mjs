@@ -143,3 +143,43 @@ test('message pages: the fast path and the wasm decoder agree on 2,000 random pa
     slow.free();
   }
 });
+
+const wasmBatch = Object.getPrototypeOf(ProjectionStore.prototype).applyMessageEvents;
+
+test('event batches: the fast path and the wasm decoder agree on 1,000 random batches', () => {
+  const r = rng(21);
+  const fast = new ProjectionStore();
+  const slow = new ProjectionStore();
+  let fastTaken = 0;
+  for (let i = 0; i < 1000; i++) {
+    const kind = ['added', 'updated', 'deleted', 'added'][Math.floor(r() * 4)];
+    const batch = [];
+    const size = Math.floor(r() * 4);
+    for (let j = 0; j < size; j++) {
+      const p = payload(r, i * 10 + j);
+      if (r() < 0.85) {
+        // mostly well-typed events
+        p.session_id = 's1';
+        p.id = `m${Math.floor(r() * 40)}`;
+        p.task_id = 'task-1';
+        p.turn_id = 't1';
+        p.type = 'clarification_request';
+        p.created_at = `2026-11-29T12:00:00.${String(i * 10 + j).padStart(9, '0')}Z`;
+        p.updated_at = undefined;
+        p.metadata = { pending_id: 'p1', status: 'pending' };
+        p.pending_action = 'clarification';
+        p.pending_action_revision = { epoch: '7', sequence: i * 10 + j };
+      }
+      batch.push(p);
+    }
+    const a = outcome(() => fast.applyMessageEvents(kind, batch));
+    const b = outcome(() => wasmBatch.call(slow, kind, batch));
+    assert.equal(a, b, `batch ${i}: ${JSON.stringify(batch)}`);
+    assert.equal(fast.digest(), slow.digest(), `batch ${i}`);
+    assert.equal(fast.lastReason(), slow.lastReason(), `batch ${i}`);
+    if (a === 'ok' && size > 0) fastTaken++;
+  }
+  assert.ok(fastTaken > 100, 'enough batches were valid');
+  fast.free();
+  slow.free();
+});
