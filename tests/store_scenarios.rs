@@ -2,7 +2,6 @@
 //! exactly as the wasm class runs it over JS values.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod common;
 mod store_common;
 
 use std::collections::HashMap;
@@ -13,7 +12,7 @@ use task_projection::store::{Navigation, ProjectionStore, Reason};
 use task_projection::wire::{store_api as api, Json};
 use task_projection::WireError;
 
-use common::without_undefined;
+use store_common::common::without_undefined;
 use store_common::{load, resolve, Step};
 
 type Store = ProjectionStore<Value>;

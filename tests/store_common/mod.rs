@@ -4,6 +4,12 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+#[path = "../common/mod.rs"]
+pub mod common;
+
+use common::present;
+pub use common::ExpectedError;
+
 pub const STORE_SCENARIOS: &str = include_str!("../fixtures/store_scenarios.json");
 
 #[derive(Debug, Deserialize)]
@@ -34,15 +40,6 @@ pub struct Step {
     pub error: Option<ExpectedError>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ExpectedError {
-    pub code: String,
-    pub field: String,
-}
 
 pub fn load() -> File {
     let file: File = serde_json::from_str(STORE_SCENARIOS).expect("store_scenarios.json parses");
