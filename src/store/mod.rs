@@ -149,9 +149,19 @@ impl Changes {
 
 #[derive(Clone, Debug)]
 struct HeldSummary<P> {
-    revision: Option<u64>,
-    pending_action: Option<PendingAction>,
+    summary: StatusSummary,
     payload: P,
+}
+
+impl<P> HeldSummary<P> {
+    /// A decoded summary with the caller's object.
+    fn held((summary, payload): (StatusSummary, P)) -> HeldSummary<P> {
+        HeldSummary { summary, payload }
+    }
+
+    fn revision(&self) -> Option<u64> {
+        self.summary.revision
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -182,10 +192,7 @@ impl<P> TaskEntry<P> {
     /// The task as the §4 rule reads it.
     fn as_task(&self) -> model::Task {
         model::Task {
-            status_summary: self.summary.as_ref().map(|s| StatusSummary {
-                revision: s.revision,
-                pending_action: s.pending_action,
-            }),
+            status_summary: self.summary.as_ref().map(|s| s.summary),
             task_pending_action: self.task_pending_action,
             ..model::Task::default()
         }
@@ -213,6 +220,18 @@ struct SessionEntry {
 }
 
 impl SessionEntry {
+    /// The session is known to belong to another task than `task_id`.
+    fn belongs_elsewhere(&self, task_id: Option<&str>) -> bool {
+        matches!((self.task_id.as_deref(), task_id), (Some(held), Some(t)) if held != t)
+    }
+
+    /// Tags a session whose task is not known yet.
+    fn adopt_task(&mut self, task_id: Option<&str>) {
+        if self.task_id.is_none() {
+            self.task_id = task_id.map(Box::from);
+        }
+    }
+
     fn set_turns(&mut self, turns: Vec<Turn>) {
         self.has_reservation = turns
             .iter()
@@ -389,22 +408,20 @@ impl<P: Clone> ProjectionStore<P> {
     /// Records a change of a session, and of its task (whose answers read its sessions).
     fn touch_session(&mut self, session_id: &str) {
         let version = self.bump();
-        let task_id = match self.sessions.get_mut(session_id) {
-            Some(entry) => {
-                entry.version = version;
-                entry.task_id.clone()
-            }
-            None => None,
-        };
         if !self.changed_sessions.contains(session_id) {
             self.changed_sessions.insert(Box::from(session_id));
         }
-        if let Some(task_id) = task_id {
-            if let Some(task) = self.tasks.get_mut(&task_id) {
+        let Some(entry) = self.sessions.get_mut(session_id) else {
+            return;
+        };
+        entry.version = version;
+        // Disjoint fields: no copy of the task id unless it joins the change set.
+        if let Some(task_id) = entry.task_id.as_deref() {
+            if let Some(task) = self.tasks.get_mut(task_id) {
                 task.version = version;
             }
-            if !self.changed_tasks.contains(&task_id) {
-                self.changed_tasks.insert(task_id);
+            if !self.changed_tasks.contains(task_id) {
+                self.changed_tasks.insert(Box::from(task_id));
             }
         }
     }
@@ -442,14 +459,10 @@ impl<P: Clone> ProjectionStore<P> {
         incoming: &PendingProjection,
     ) -> Reason {
         let entry = self.session_mut(session_id);
-        if let (Some(held_task), Some(task_id)) = (entry.task_id.as_deref(), task_id) {
-            if held_task != task_id {
-                return Reason::TaskMismatchRejected;
-            }
+        if entry.belongs_elsewhere(task_id) {
+            return Reason::TaskMismatchRejected;
         }
-        if entry.task_id.is_none() {
-            entry.task_id = task_id.map(Box::from);
-        }
+        entry.adopt_task(task_id);
         let (replace, why) = can_replace(
             entry.projection.revision.as_ref(),
             incoming.revision.as_ref(),
@@ -510,7 +523,7 @@ impl<P: Clone> ProjectionStore<P> {
         for session in sessions {
             let entry = self.session_mut(&session.id);
             let mut changed = false;
-            if entry.task_id.as_deref().is_some_and(|t| t != task_id) {
+            if entry.belongs_elsewhere(Some(task_id)) {
                 // A buffered projection of another task is rejected (SPEC §5).
                 entry.projection = PendingProjection::default();
                 changed = true;
@@ -563,9 +576,7 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn apply_turn_event(&mut self, event: TurnEvent) -> Reason {
         let session_id = event.session_id.as_str();
         let entry = self.session_mut(session_id);
-        if entry.task_id.is_none() {
-            entry.task_id = event.task_id.as_deref().map(Box::from);
-        }
+        entry.adopt_task(event.task_id.as_deref());
         let Some(mut list) = entry.turns.take() else {
             // History unknown until the list arrives: keep the event to merge then.
             upsert_turn(&mut entry.early_turns, event.turn);
@@ -607,15 +618,11 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn apply_message_event(&mut self, kind: MessageEventKind, event: &MessageEvent) -> Reason {
         let session_id = event.session_id.as_str();
         let entry = self.session_mut(session_id);
-        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), event.task_id.as_deref()) {
-            // A message of another task's session is misrouted: neither row nor projection apply.
-            if held != incoming {
-                return Reason::TaskMismatchRejected;
-            }
+        // A message of another task's session is misrouted: neither row nor projection apply.
+        if entry.belongs_elsewhere(event.task_id.as_deref()) {
+            return Reason::TaskMismatchRejected;
         }
-        if entry.task_id.is_none() {
-            entry.task_id = event.task_id.as_deref().map(Box::from);
-        }
+        entry.adopt_task(event.task_id.as_deref());
         let row = match kind {
             MessageEventKind::Deleted => {
                 if entry.messages.remove(&event.message.id) {
@@ -650,11 +657,8 @@ impl<P: Clone> ProjectionStore<P> {
     /// WebSocket: a session changed (state, and the projection when its keys are present).
     pub fn apply_session_event(&mut self, session: &Session) -> Reason {
         let entry = self.session_mut(&session.id);
-        if let (Some(held), Some(incoming)) = (entry.task_id.as_deref(), session.task_id.as_deref())
-        {
-            if held != incoming {
-                return Reason::TaskMismatchRejected;
-            }
+        if entry.belongs_elsewhere(session.task_id.as_deref()) {
+            return Reason::TaskMismatchRejected;
         }
         let mut state_changed = false;
         if session.state.is_some() && entry.state != session.state {
@@ -690,18 +694,14 @@ impl<P: Clone> ProjectionStore<P> {
     ) -> Reason {
         let task = self.tasks.entry(Box::from(task_id)).or_default();
         task.known = true;
-        let held = task.summary.as_ref().map(|s| s.revision);
-        let Some((summary, payload)) = summary else {
+        let held = task.summary.as_ref().map(HeldSummary::revision);
+        let Some(incoming) = summary else {
             return Reason::Unchanged;
         };
-        if !is_newer_summary(Some(summary.revision), held) {
+        if !is_newer_summary(Some(incoming.0.revision), held) {
             return Reason::OlderRevisionRejected;
         }
-        task.summary = Some(HeldSummary {
-            revision: summary.revision,
-            pending_action: summary.pending_action,
-            payload,
-        });
+        task.summary = Some(HeldSummary::held(incoming));
         self.touch_task(task_id);
         Reason::Applied
     }
@@ -719,11 +719,7 @@ impl<P: Clone> ProjectionStore<P> {
         let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
         Self::apply_task_fields(task, &input);
         if let Some(summary) = input.status_summary {
-            task.summary = summary.map(|(s, payload)| HeldSummary {
-                revision: s.revision,
-                pending_action: s.pending_action,
-                payload,
-            });
+            task.summary = summary.map(HeldSummary::held);
         }
         self.touch_task(&input.id);
         Reason::Applied
@@ -758,7 +754,12 @@ impl<P: Clone> ProjectionStore<P> {
         let captured = self
             .tasks
             .iter()
-            .map(|(id, t)| (id.clone(), t.summary.as_ref().and_then(|s| s.revision)))
+            .map(|(id, t)| {
+                (
+                    id.clone(),
+                    t.summary.as_ref().and_then(HeldSummary::revision),
+                )
+            })
             .collect();
         self.fetches.push_back((token, captured));
         while self.fetches.len() > MAX_FETCHES {
@@ -795,7 +796,7 @@ impl<P: Clone> ProjectionStore<P> {
             Self::apply_task_fields(task, &input);
             let response_summary = input.status_summary.clone().flatten();
             let (decision, _) = merge_fetched_summary(
-                task.summary.as_ref().map(|s| s.revision),
+                task.summary.as_ref().map(HeldSummary::revision),
                 start,
                 FetchedTask {
                     summary: response_summary.as_ref().map(|(s, _)| s.revision),
@@ -805,11 +806,7 @@ impl<P: Clone> ProjectionStore<P> {
             match decision {
                 FetchedSummary::KeepHeld => {}
                 FetchedSummary::TakeResponse => {
-                    task.summary = response_summary.map(|(s, payload)| HeldSummary {
-                        revision: s.revision,
-                        pending_action: s.pending_action,
-                        payload,
-                    });
+                    task.summary = response_summary.map(HeldSummary::held);
                 }
                 FetchedSummary::Drop => task.summary = None,
             }
@@ -961,7 +958,7 @@ impl<P: Clone> ProjectionStore<P> {
 
     fn mark(&self, task: &TaskEntry<P>) -> TaskMark {
         TaskMark {
-            summary_revision: task.summary.as_ref().and_then(|s| s.revision),
+            summary_revision: task.summary.as_ref().and_then(HeldSummary::revision),
             action: self.effective_action(task).0,
         }
     }
@@ -1156,7 +1153,7 @@ impl<P: Clone> ProjectionStore<P> {
                 id.hash(&mut h);
                 t.summary
                     .as_ref()
-                    .map(|s| (s.revision, s.pending_action))
+                    .map(|s| (s.summary.revision, s.summary.pending_action))
                     .hash(&mut h);
                 t.task_pending_action.hash(&mut h);
                 t.sessions.hash(&mut h);

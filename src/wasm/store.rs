@@ -339,7 +339,11 @@ impl JsProjectionStore {
                 let row = s.apply_message_page(&session_id, std::slice::from_ref(&message));
                 let changed = page_changed || row == Reason::Applied;
                 self.page_changed.set(changed);
-                Ok(if changed { Reason::Applied } else { Reason::Unchanged })
+                Ok(if changed {
+                    Reason::Applied
+                } else {
+                    Reason::Unchanged
+                })
             });
         };
         let kind = event_kind;

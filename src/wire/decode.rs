@@ -1,6 +1,8 @@
 //! Decoders from wire values to rule types. Strict about types (a wrong type is an error naming
 //! the field), lenient about absence where SPEC gives absence a meaning.
 
+use std::borrow::Cow;
+
 use crate::error::WireError;
 use crate::rules::clarification::Scope;
 use crate::rules::model::{
@@ -95,8 +97,16 @@ pub fn optional_timestamp<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<Timestamp>, WireError> {
+    Ok(timestamp_text(value, path)?.map(|text| Timestamp::parse(&text)))
+}
+
+/// A timestamp's text, or `None` for `undefined`/`null`.
+fn timestamp_text<'v, W: Wire>(
+    value: &'v W,
+    path: &Path<'_>,
+) -> Result<Option<Cow<'v, str>>, WireError> {
     match value.string() {
-        Some(text) => Ok(Some(Timestamp::parse(&text))),
+        Some(text) => Ok(Some(text)),
         None if value.is_absent() => Ok(None),
         None => Err(invalid_type(value, path, "a timestamp string")),
     }
@@ -303,16 +313,12 @@ pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError
     Ok(fields.into_message())
 }
 
-/// A timestamp's text, or `None` for `undefined`/`null`.
+/// A timestamp's text as an owned string, or `None` for `undefined`/`null`.
 fn optional_timestamp_text<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<String>, WireError> {
-    match value.string() {
-        Some(text) => Ok(Some(text.into_owned())),
-        None if value.is_absent() => Ok(None),
-        None => Err(invalid_type(value, path, "a timestamp string")),
-    }
+    Ok(timestamp_text(value, path)?.map(Cow::into_owned))
 }
 
 /// A required message array.
