@@ -40,7 +40,6 @@ pub struct Step {
     pub error: Option<ExpectedError>,
 }
 
-
 pub fn load() -> File {
     let file: File = serde_json::from_str(STORE_SCENARIOS).expect("store_scenarios.json parses");
     assert!(!file.cases.is_empty());
