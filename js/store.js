@@ -5,7 +5,7 @@
 // anything else (including every malformed payload) goes to the wasm decoder, which reports the
 // typed error. The wasm side maps the fields with the decoder's own function
 // (`MessageFields::into_message`); tests/js/store.fastpath.test.mjs checks both paths agree.
-import { ProjectionStore as WasmProjectionStore } from './task_projection.js';
+import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isText = (v) => v === undefined || v === null || typeof v === 'string';
@@ -28,7 +28,7 @@ function messageFields(p) {
   return [id, p.turn_id, p.type, status, pendingId, typeof total === 'number' ? total : undefined, p.created_at, p.updated_at];
 }
 
-/** The arguments of `__applyMessageFields` for an event payload, or `undefined`. */
+/** The arguments of `Boundary.apply` for an event payload, or `undefined`. */
 function eventArgs(k, payload) {
   const f = messageFields(payload);
   if (f === undefined || typeof payload.session_id !== 'string' || !isText(payload.task_id)) return undefined;
@@ -45,17 +45,123 @@ function eventArgs(k, payload) {
   } else if (r !== undefined && r !== null) {
     return undefined;
   }
-  return [k, payload.session_id, payload.task_id, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], action, epoch, sequence];
+  return [k, payload.session_id, payload.task_id, f, action, epoch, sequence];
 }
 
 // Plain comparisons (no Object.hasOwn): old WebViews run this file too.
 const kindCode = (kind) => (kind === 'added' ? 0 : kind === 'updated' ? 1 : kind === 'deleted' ? 2 : -1);
 
+/** Interned strings beyond this many are all forgotten (both sides) before the next call. */
+const MAX_NAMES = 1 << 16;
+
+/**
+ * The boundary state of one store: the handles of the strings that repeat from event to event
+ * (session, task, turn and pending ids, types, statuses, epochs), which cross into wasm once
+ * each, and the scratch buffer where the text that does not repeat (message id, timestamps) is
+ * written in place, with no allocation per string.
+ */
+class Boundary {
+  constructor(store) {
+    this.store = store;
+    this.names = new Map();
+    this.memory = __memory();
+    this.bytes = new Uint8Array(0);
+    this.ptr = 0;
+    this.capacity = 0;
+    this.at = 0;
+  }
+
+  handle(text) {
+    if (text === undefined || text === null) return 0;
+    let h = this.names.get(text);
+    if (h === undefined) {
+      h = this.store.__intern(text);
+      this.names.set(text, h);
+    }
+    return h;
+  }
+
+  /**
+   * Makes room for `n` UTF-8 bytes from the start of the buffer and refreshes the view (the
+   * wasm memory may have grown since the last call, which detaches the old view).
+   */
+  reserve(n) {
+    if (n > this.capacity) {
+      this.capacity = Math.max(n, this.capacity * 2, 256);
+      this.ptr = this.store.__scratch(this.capacity);
+    }
+    const buffer = this.memory.buffer;
+    if (this.bytes.buffer !== buffer || this.bytes.byteOffset !== this.ptr) {
+      this.bytes = new Uint8Array(buffer, this.ptr, this.capacity);
+    }
+  }
+
+  /** Writes `text` (or nothing) at `at` and returns its byte length, -1 when absent. */
+  write(text) {
+    if (text === undefined || text === null) return -1;
+    const n = text.length;
+    const bytes = this.bytes;
+    const start = this.at;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 0x7f) break;
+      bytes[start + i] = c;
+    }
+    if (i < n) {
+      const { written } = encoder.encodeInto(text.slice(i), bytes.subarray(start + i));
+      i += written;
+    }
+    this.at = start + i;
+    return i;
+  }
+
+  /** One message (fields as `messageFields` returns them) through `__applyMessage`. */
+  apply(k, sessionId, taskId, f, action, epoch, sequence) {
+    if (this.names.size >= MAX_NAMES) {
+      this.names.clear();
+      this.store.__internReset();
+    }
+    const session = this.handle(sessionId);
+    const task = this.handle(taskId);
+    const turn = this.handle(f[1]);
+    const type = this.handle(f[2]);
+    const status = this.handle(f[3]);
+    const pending = this.handle(f[4]);
+    const era = this.handle(epoch);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, reserved once.
+    const id = f[0];
+    const created = f[6];
+    const updated = f[7];
+    this.reserve(3 * (id.length + (created == null ? 0 : created.length) + (updated == null ? 0 : updated.length)));
+    this.at = 0;
+    const idLen = this.write(id);
+    const createdLen = this.write(created);
+    const updatedLen = this.write(updated);
+    return this.store.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
+      createdLen, updatedLen, action, era, sequence);
+  }
+
+  /** The handle of a session id already seen, or `undefined`. */
+  known(id) {
+    return typeof id === 'string' ? this.names.get(id) : undefined;
+  }
+}
+
+const encoder = new TextEncoder();
+
 export class ProjectionStore extends WasmProjectionStore {
+  constructor(options) {
+    super(options);
+    this.__boundary = new Boundary(this);
+  }
+
   applyMessageEvent(kind, payload) {
     const k = kindCode(kind);
     const args = k >= 0 ? eventArgs(k, payload) : undefined;
-    if (args !== undefined) return this.__applyMessageFields(...args);
+    if (args !== undefined) {
+      return this.__boundary.apply(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
+    }
     return super.applyMessageEvent(kind, payload);
   }
 
@@ -70,7 +176,11 @@ export class ProjectionStore extends WasmProjectionStore {
         if (args === undefined) return super.applyMessageEvents(kind, payloads);
         batch.push(args);
       }
-      for (let i = 0; i < batch.length; i++) this.__applyMessageFields(...batch[i]);
+      const boundary = this.__boundary;
+      for (let i = 0; i < batch.length; i++) {
+        const a = batch[i];
+        boundary.apply(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+      }
       return undefined;
     }
     return super.applyMessageEvents(kind, payloads);
@@ -87,13 +197,45 @@ export class ProjectionStore extends WasmProjectionStore {
         rows.push(f);
       }
       if (rows.length === 0) return super.applyMessagePage(sessionId, messages);
+      const boundary = this.__boundary;
       for (let i = 0; i < rows.length; i++) {
-        const f = rows[i];
-        this.__applyMessageFields(i === 0 ? 4 : 3, sessionId, undefined,
-          f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], 0, undefined, 0);
+        boundary.apply(i === 0 ? 4 : 3, sessionId, undefined, rows[i], 0, undefined, 0);
       }
       return undefined;
     }
     return super.applyMessagePage(sessionId, messages);
+  }
+
+  // Session queries by handle when the id is known to the boundary (same answers, no copy of
+  // the id into wasm).
+  sessionPendingAction(sessionId) {
+    const h = this.__boundary.known(sessionId);
+    return h !== undefined ? this.__sessionQuery(0, h) : super.sessionPendingAction(sessionId);
+  }
+
+  currentTurnId(sessionId) {
+    const h = this.__boundary.known(sessionId);
+    return h !== undefined ? this.__sessionQuery(1, h) : super.currentTurnId(sessionId);
+  }
+
+  pendingClarification(sessionId) {
+    const h = this.__boundary.known(sessionId);
+    return h !== undefined ? this.__sessionQuery(2, h) : super.pendingClarification(sessionId);
+  }
+
+  hiddenMessageIds(sessionId) {
+    const h = this.__boundary.known(sessionId);
+    return h !== undefined ? this.__sessionQuery(3, h) : super.hiddenMessageIds(sessionId);
+  }
+
+  hasPendingPermission(sessionId) {
+    const h = this.__boundary.known(sessionId);
+    return h !== undefined ? this.__sessionQuery(4, h) : super.hasPendingPermission(sessionId);
+  }
+
+  dispose() {
+    super.dispose();
+    this.__boundary.names.clear();
+    this.__internReset();
   }
 }

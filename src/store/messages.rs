@@ -11,10 +11,41 @@
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
-use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use hashbrown::HashTable;
+
+use super::hash::{FxBuildHasher, HashMap};
 
 use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus};
 use crate::rules::time::Timestamp;
+
+/// A message's rule fields, borrowed: what [`MessageIndex::upsert`] reads (the wasm fast path
+/// builds it from interned and scratch-buffer text without allocating).
+#[derive(Clone, Copy, Debug)]
+pub struct MessageParts<'a> {
+    pub id: &'a str,
+    pub turn_id: Option<&'a str>,
+    pub kind: MessageKind,
+    pub status: RequestStatus,
+    pub pending_id: Option<&'a str>,
+    pub question_total: Option<f64>,
+    pub created_at: &'a Timestamp,
+    pub updated_at: Option<&'a Timestamp>,
+}
+
+impl<'a> From<&'a Message> for MessageParts<'a> {
+    fn from(message: &'a Message) -> Self {
+        MessageParts {
+            id: &message.id,
+            turn_id: message.turn_id.as_deref(),
+            kind: message.kind,
+            status: message.status,
+            pending_id: message.pending_id.as_deref(),
+            question_total: message.question_total,
+            created_at: &message.created_at,
+            updated_at: message.updated_at.as_ref(),
+        }
+    }
+}
 
 /// The interned id of "no turn" / "no pending id".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -102,7 +133,7 @@ pub(crate) struct MessageIndex {
     slots: Vec<Option<Row>>,
     free: Vec<u32>,
     table: HashTable<u32>,
-    hasher: DefaultHashBuilder,
+    hasher: FxBuildHasher,
     order: Vec<u32>,
     pub turns: Names,
     pending_ids: Names,
@@ -110,7 +141,7 @@ pub(crate) struct MessageIndex {
     clarifications: HashMap<u32, ClarificationInfo>,
 }
 
-fn hash_id(hasher: &DefaultHashBuilder, id: &str) -> u64 {
+fn hash_id(hasher: &FxBuildHasher, id: &str) -> u64 {
     hasher.hash_one(id)
 }
 
@@ -150,42 +181,46 @@ impl MessageIndex {
     }
 
     /// Inserts or replaces a message. A stale update (older `updated_at`) is ignored.
-    pub fn upsert(&mut self, message: &Message) -> Upsert {
-        let turn = message
-            .turn_id
-            .as_deref()
-            .map_or(NONE, |t| self.turns.intern(t));
-        let row = Row {
-            id: Box::from(message.id.as_str()),
-            created: message.created_at.clone(),
-            updated: message.updated_at.clone(),
-            turn,
-            kind: message.kind,
-            status: message.status,
-        };
+    pub fn upsert(&mut self, message: &MessageParts<'_>) -> Upsert {
+        let turn = message.turn_id.map_or(NONE, |t| self.turns.intern(t));
         let info = (message.kind == MessageKind::ClarificationRequest).then(|| ClarificationInfo {
             pending: message
                 .pending_id
-                .as_deref()
                 .map_or(NONE, |p| self.pending_ids.intern(p)),
             question_total: message.question_total,
         });
+        let mut id = None;
         let mut result = Upsert::Inserted;
-        if let Some(slot) = self.slot_of(&message.id) {
+        if let Some(slot) = self.slot_of(message.id) {
             let Some(stored) = self.row(slot) else {
                 return Upsert::Unchanged;
             };
             if let Some(stored_updated) = &stored.updated {
-                if row.updated.as_ref().is_none_or(|u| u < stored_updated) {
+                if message.updated_at.is_none_or(|u| u < stored_updated) {
                     return Upsert::Stale;
                 }
             }
-            if *stored == row && self.clarifications.get(&slot).copied() == info {
+            if stored.created == *message.created_at
+                && stored.updated.as_ref() == message.updated_at
+                && stored.turn == turn
+                && stored.kind == message.kind
+                && stored.status == message.status
+                && self.clarifications.get(&slot).copied() == info
+            {
                 return Upsert::Unchanged;
             }
-            self.remove_slot(slot);
+            // The stored id is the same text: keep its allocation.
+            id = self.remove_slot(slot).map(|row| row.id);
             result = Upsert::Updated;
         }
+        let row = Row {
+            id: id.unwrap_or_else(|| Box::from(message.id)),
+            created: message.created_at.clone(),
+            updated: message.updated_at.cloned(),
+            turn,
+            kind: message.kind,
+            status: message.status,
+        };
         self.insert(row, info);
         result
     }
@@ -249,19 +284,24 @@ impl MessageIndex {
         }
     }
 
-    fn remove_slot(&mut self, slot: u32) {
-        let Some(row) = self
+    fn remove_slot(&mut self, slot: u32) -> Option<Row> {
+        let row = self
             .slots
             .get_mut(usize::try_from(slot).unwrap_or(usize::MAX))
-            .and_then(Option::take)
-        else {
-            return;
-        };
+            .and_then(Option::take)?;
         let hash = hash_id(&self.hasher, &row.id);
         if let Ok(entry) = self.table.find_entry(hash, |&s| s == slot) {
             entry.remove();
         }
-        if let Some(at) = self.order.iter().rposition(|&s| s == slot) {
+        // Binary search (the slot's row is out, so it sorts as not-less: its own place), with a
+        // scan as the fallback should the order ever disagree.
+        let at = self.position(&self.order, &row);
+        let at = if self.order.get(at) == Some(&slot) {
+            Some(at)
+        } else {
+            self.order.iter().rposition(|&s| s == slot)
+        };
+        if let Some(at) = at {
             self.order.remove(at);
         }
         if let Some(stat) = self.per_turn.get_mut(&row.turn) {
@@ -273,6 +313,7 @@ impl MessageIndex {
         }
         self.clarifications.remove(&slot);
         self.free.push(slot);
+        Some(row)
     }
 
     /// Does any stored message reference this turn?

@@ -11,6 +11,7 @@
 //! `apply_*` that can still reject input (a session of another task, an unknown fetch token)
 //! validates before it mutates, so a rejected call leaves the state unchanged.
 
+pub(crate) mod hash;
 pub(crate) mod messages;
 mod reason;
 
@@ -18,7 +19,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use hashbrown::{HashMap, HashSet};
+use hash::{HashMap, HashSet};
 
 use crate::error::WireError;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
@@ -39,6 +40,7 @@ use crate::rules::turn::{current_turn, CurrentTurn, TurnReason};
 use crate::rules::{clarification, model};
 
 use messages::{MessageIndex, Upsert};
+pub use messages::MessageParts;
 pub use reason::Reason;
 
 /// `session.message.added | updated | deleted`.
@@ -225,6 +227,27 @@ impl SessionEntry {
         matches!((self.task_id.as_deref(), task_id), (Some(held), Some(t)) if held != t)
     }
 
+    /// Merges a projection under the revision rule (SPEC §5); also says whether it changed.
+    fn merge_projection(&mut self, incoming: &PendingProjection) -> (Reason, bool) {
+        let (replace, why) = can_replace(self.projection.revision.as_ref(), incoming.revision.as_ref());
+        let merged = merge_projection(&self.projection, incoming);
+        if merged == self.projection {
+            let why = if replace || incoming.revision.is_none() {
+                Reason::Unchanged
+            } else {
+                Reason::from_replace(why)
+            };
+            return (why, false);
+        }
+        self.projection = merged;
+        let why = if self.listed {
+            Reason::Applied
+        } else {
+            Reason::BufferedUntilSessionList
+        };
+        (why, true)
+    }
+
     /// Tags a session whose task is not known yet.
     fn adopt_task(&mut self, task_id: Option<&str>) {
         if self.task_id.is_none() {
@@ -331,19 +354,23 @@ pub struct ProjectionStore<P> {
     selection: Option<ActiveSelection>,
     changed_tasks: HashSet<Box<str>>,
     changed_sessions: HashSet<Box<str>>,
+    /// Whether changes are recorded for [`Self::take_changes`] (off while nobody listens, so
+    /// an event costs no allocation for a change set that would be dropped).
+    track_changes: bool,
     version: u64,
 }
 
 impl<P> Default for ProjectionStore<P> {
     fn default() -> Self {
         ProjectionStore {
-            tasks: HashMap::new(),
-            sessions: HashMap::new(),
+            tasks: HashMap::default(),
+            sessions: HashMap::default(),
             fetches: VecDeque::new(),
             next_fetch: 1,
             selection: None,
-            changed_tasks: HashSet::new(),
-            changed_sessions: HashSet::new(),
+            changed_tasks: HashSet::default(),
+            changed_sessions: HashSet::default(),
+            track_changes: true,
             version: 0,
         }
     }
@@ -376,6 +403,14 @@ impl<P: Clone> ProjectionStore<P> {
         Self::default()
     }
 
+    /// A store that records no changes until [`Self::set_change_tracking`] turns it on.
+    pub fn without_change_tracking() -> Self {
+        ProjectionStore {
+            track_changes: false,
+            ..Self::default()
+        }
+    }
+
     /// Increases on every change of the state.
     pub fn version(&self) -> u64 {
         self.version
@@ -386,6 +421,14 @@ impl<P: Clone> ProjectionStore<P> {
         Changes {
             tasks: self.changed_tasks.drain().map(String::from).collect(),
             sessions: self.changed_sessions.drain().map(String::from).collect(),
+        }
+    }
+
+    /// Turns change recording on or off (off: nothing is recorded, and what was is dropped).
+    pub fn set_change_tracking(&mut self, on: bool) {
+        self.track_changes = on;
+        if !on {
+            self.clear_changes();
         }
     }
 
@@ -408,7 +451,8 @@ impl<P: Clone> ProjectionStore<P> {
     /// Records a change of a session, and of its task (whose answers read its sessions).
     fn touch_session(&mut self, session_id: &str) {
         let version = self.bump();
-        if !self.changed_sessions.contains(session_id) {
+        let track = self.track_changes;
+        if track && !self.changed_sessions.contains(session_id) {
             self.changed_sessions.insert(Box::from(session_id));
         }
         let Some(entry) = self.sessions.get_mut(session_id) else {
@@ -420,7 +464,7 @@ impl<P: Clone> ProjectionStore<P> {
             if let Some(task) = self.tasks.get_mut(task_id) {
                 task.version = version;
             }
-            if !self.changed_tasks.contains(task_id) {
+            if track && !self.changed_tasks.contains(task_id) {
                 self.changed_tasks.insert(Box::from(task_id));
             }
         }
@@ -431,7 +475,7 @@ impl<P: Clone> ProjectionStore<P> {
         if let Some(entry) = self.tasks.get_mut(task_id) {
             entry.version = version;
         }
-        if !self.changed_tasks.contains(task_id) {
+        if self.track_changes && !self.changed_tasks.contains(task_id) {
             self.changed_tasks.insert(Box::from(task_id));
         }
     }
@@ -447,7 +491,8 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     fn session_mut(&mut self, session_id: &str) -> &mut SessionEntry {
-        self.sessions.entry(Box::from(session_id)).or_default()
+        // No key copy when the session is known (the common case: every event).
+        self.sessions.entry_ref(session_id).or_default()
     }
 
     /// Merges a projection into a session (SPEC §5), buffering it on an unlisted session tagged
@@ -463,26 +508,11 @@ impl<P: Clone> ProjectionStore<P> {
             return Reason::TaskMismatchRejected;
         }
         entry.adopt_task(task_id);
-        let (replace, why) = can_replace(
-            entry.projection.revision.as_ref(),
-            incoming.revision.as_ref(),
-        );
-        let merged = merge_projection(&entry.projection, incoming);
-        if merged == entry.projection {
-            return if replace || incoming.revision.is_none() {
-                Reason::Unchanged
-            } else {
-                Reason::from_replace(why)
-            };
+        let (why, changed) = entry.merge_projection(incoming);
+        if changed {
+            self.touch_session(session_id);
         }
-        let listed = entry.listed;
-        entry.projection = merged;
-        self.touch_session(session_id);
-        if listed {
-            Reason::Applied
-        } else {
-            Reason::BufferedUntilSessionList
-        }
+        why
     }
 
     /// A session list may not hold a session of another task (`root` names the argument).
@@ -594,11 +624,20 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// REST: a page of a session's messages (no projection).
     pub fn apply_message_page(&mut self, session_id: &str, page: &[Message]) -> Reason {
+        self.apply_message_rows(session_id, page.iter().map(MessageParts::from))
+    }
+
+    /// [`Self::apply_message_page`] over borrowed rows.
+    pub fn apply_message_rows<'a>(
+        &mut self,
+        session_id: &str,
+        rows: impl IntoIterator<Item = MessageParts<'a>>,
+    ) -> Reason {
         let entry = self.session_mut(session_id);
         let mut changed = false;
-        for message in page {
+        for message in rows {
             changed |= matches!(
-                entry.messages.upsert(message),
+                entry.messages.upsert(&message),
                 Upsert::Inserted | Upsert::Updated
             );
         }
@@ -616,42 +655,62 @@ impl<P: Clone> ProjectionStore<P> {
     /// and an older update carries none (SPEC §5). An event naming another task than the
     /// session's is rejected whole.
     pub fn apply_message_event(&mut self, kind: MessageEventKind, event: &MessageEvent) -> Reason {
-        let session_id = event.session_id.as_str();
-        let entry = self.session_mut(session_id);
+        self.apply_message(
+            kind,
+            &event.session_id,
+            event.task_id.as_deref(),
+            &MessageParts::from(&event.message),
+            event.projection.as_ref(),
+        )
+    }
+
+    /// [`Self::apply_message_event`] over borrowed parts (the wasm fast path holds its ids
+    /// interned and builds no [`MessageEvent`]).
+    pub fn apply_message(
+        &mut self,
+        kind: MessageEventKind,
+        session_id: &str,
+        task_id: Option<&str>,
+        message: &MessageParts<'_>,
+        projection: Option<&PendingProjection>,
+    ) -> Reason {
+        // One session lookup and one task lookup per event (the hot path).
+        let entry = self.sessions.entry_ref(session_id).or_default();
         // A message of another task's session is misrouted: neither row nor projection apply.
-        if entry.belongs_elsewhere(event.task_id.as_deref()) {
+        if entry.belongs_elsewhere(task_id) {
             return Reason::TaskMismatchRejected;
         }
-        entry.adopt_task(event.task_id.as_deref());
+        entry.adopt_task(task_id);
         let row = match kind {
             MessageEventKind::Deleted => {
-                if entry.messages.remove(&event.message.id) {
+                if entry.messages.remove(message.id) {
                     Upsert::Updated
                 } else {
                     Upsert::Unchanged
                 }
             }
-            _ => entry.messages.upsert(&event.message),
+            _ => entry.messages.upsert(message),
         };
-        if matches!(row, Upsert::Inserted | Upsert::Updated) {
+        let row_changed = matches!(row, Upsert::Inserted | Upsert::Updated);
+        if row_changed {
             entry.messages_changed();
+        }
+        let (reason, changed) = if row == Upsert::Stale {
+            (Reason::OlderUpdateCarriesNoProjection, false)
+        } else {
+            match projection {
+                Some(projection) => match (entry.merge_projection(projection), row_changed) {
+                    ((Reason::Unchanged, _), true) => (Reason::Applied, true),
+                    ((why, merged), _) => (why, merged || row_changed),
+                },
+                None if row_changed => (Reason::Applied, true),
+                None => (Reason::Unchanged, false),
+            }
+        };
+        if changed {
             self.touch_session(session_id);
         }
-        if row == Upsert::Stale {
-            return Reason::OlderUpdateCarriesNoProjection;
-        }
-        match &event.projection {
-            Some(projection) => {
-                let why =
-                    self.merge_session_projection(session_id, event.task_id.as_deref(), projection);
-                match (why, row) {
-                    (Reason::Unchanged, Upsert::Inserted | Upsert::Updated) => Reason::Applied,
-                    (why, _) => why,
-                }
-            }
-            None if matches!(row, Upsert::Inserted | Upsert::Updated) => Reason::Applied,
-            None => Reason::Unchanged,
-        }
+        reason
     }
 
     /// WebSocket: a session changed (state, and the projection when its keys are present).

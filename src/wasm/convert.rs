@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use hashbrown::HashMap;
+use crate::store::hash::HashMap;
 
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -16,7 +16,7 @@ use crate::wire::{Kind, Wire};
 thread_local! {
     /// Property-name strings, created once: making a JS string from Rust costs more than the
     /// property read itself. Keyed by the static key's address and length.
-    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::new());
+    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::default());
 }
 
 /// A JS value seen through [`Wire`].

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::Poll;
 
-use hashbrown::HashMap;
+use crate::store::hash::HashMap;
 use js_sys::{Array, Function, Object, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -18,10 +18,12 @@ use crate::rules::model::PendingAction;
 use crate::rules::model::Revision;
 use crate::rules::revision::PendingProjection;
 use crate::rules::turn::CurrentTurn;
-use crate::store::{MessageEvent, MessageEventKind};
+use crate::rules::model::{MessageKind, RequestStatus};
+use crate::rules::time::Timestamp;
+use crate::store::{MessageEventKind, MessageParts};
 use crate::store::{Navigation, ProjectionStore as Store, Reason};
 use crate::wire::store_api as api;
-use crate::wire::{integral_u64, MessageFields};
+use crate::wire::integral_u64;
 
 use super::convert::{js_error, set, Js};
 
@@ -46,25 +48,34 @@ fn action(action: Option<PendingAction>) -> JsValue {
 
 type Shared = Rc<RefCell<Store<JsValue>>>;
 
+/// A fast-path argument only `store.js`'s own bugs could produce.
+fn misuse(field: &str) -> JsValue {
+    js_error(crate::WireError::InvalidValue {
+        field: field.into(),
+        problem: "not a value the package's store.js passes".into(),
+    })
+}
+
 #[derive(Default)]
 struct Listeners {
     next: u32,
     entries: Vec<(u32, Function)>,
 }
 
-/// Which cached query a result belongs to.
-#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+/// Which cached query a result belongs to (its index in the cache array).
+#[derive(Clone, Copy)]
 enum Query {
-    CurrentTurn,
-    Clarification,
-    Hidden,
+    CurrentTurn = 0,
+    Clarification = 1,
+    Hidden = 2,
 }
 
 /// A cached query result: the version it was computed at, the JS value handed out, its reason,
 /// and its content (to keep the JS value when a recomputation gives the same answer).
 struct Cached {
     version: u64,
-    value: JsValue,
+    /// `None` until first computed.
+    value: Option<JsValue>,
     reason: Reason,
     content: String,
 }
@@ -78,11 +89,20 @@ pub struct JsProjectionStore {
     store: Shared,
     listeners: Rc<RefCell<Listeners>>,
     flush_scheduled: Rc<Cell<bool>>,
-    cache: RefCell<HashMap<Query, Cache>>,
+    cache: RefCell<[Cache; 3]>,
     last_reason: Cell<Reason>,
     disposed: Cell<bool>,
     /// Whether a row of the message page being applied by `store.js` changed something.
     page_changed: Cell<bool>,
+    /// Strings `store.js` passes by handle (session, task, turn and pending ids, types,
+    /// statuses, epochs: what repeats from event to event), so each crosses the boundary once.
+    /// Handle `h` is `names[h - 1]`; 0 means absent.
+    names: RefCell<Vec<Box<str>>>,
+    /// Where `store.js` writes the text that does not repeat (message id, timestamps) for the
+    /// next fast-path call: one buffer, no allocation per string.
+    scratch: RefCell<Vec<u8>>,
+    /// The last cached query key built (reused: no allocation when the answer is unchanged).
+    key: RefCell<String>,
 }
 
 type JsResult = Result<JsValue, JsValue>;
@@ -93,13 +113,16 @@ impl JsProjectionStore {
     #[wasm_bindgen(constructor)]
     pub fn new(_options: JsValue) -> JsProjectionStore {
         JsProjectionStore {
-            store: Rc::new(RefCell::new(Store::new())),
+            store: Rc::new(RefCell::new(Store::without_change_tracking())),
             listeners: Rc::new(RefCell::new(Listeners::default())),
             flush_scheduled: Rc::new(Cell::new(false)),
-            cache: RefCell::new(HashMap::new()),
+            cache: RefCell::default(),
             last_reason: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
             page_changed: Cell::new(false),
+            names: RefCell::new(Vec::new()),
+            scratch: RefCell::new(Vec::new()),
+            key: RefCell::new(String::new()),
         }
     }
 
@@ -173,25 +196,36 @@ impl JsProjectionStore {
         id: &str,
         version: u64,
         compute: impl FnOnce() -> (T, Reason),
-        key: impl FnOnce(&T) -> String,
+        key: impl FnOnce(&T, &mut String),
         build: impl FnOnce(&T) -> JsValue,
     ) -> JsValue {
         let mut cache = self.cache.borrow_mut();
-        let per_query = cache.entry(query).or_default();
-        if let Some(entry) = per_query.get(id) {
+        let Some(per_query) = cache.get_mut(query as usize) else {
+            return JsValue::UNDEFINED;
+        };
+        // One lookup; a new entry starts with no value.
+        let entry = per_query.entry_ref(id).or_insert_with(|| Cached {
+            version: 0,
+            value: None,
+            reason: Reason::Unchanged,
+            content: String::new(),
+        });
+        if let Some(value) = &entry.value {
             if entry.version == version {
                 self.last_reason.set(entry.reason);
-                return entry.value.clone();
+                return value.clone();
             }
         }
         let (answer, reason) = compute();
         self.last_reason.set(reason);
-        let content = key(&answer);
-        if let Some(entry) = per_query.get_mut(id) {
-            if entry.content == content {
-                entry.version = version;
-                entry.reason = reason;
-                return entry.value.clone();
+        let mut content = self.key.borrow_mut();
+        content.clear();
+        key(&answer, &mut content);
+        entry.version = version;
+        entry.reason = reason;
+        if let Some(value) = &entry.value {
+            if entry.content == *content {
+                return value.clone();
             }
         }
         let value = build(&answer);
@@ -199,18 +233,8 @@ impl JsProjectionStore {
         if value.is_object() {
             Object::freeze(value.unchecked_ref::<Object>());
         }
-        let entry = Cached {
-            version,
-            value: value.clone(),
-            reason,
-            content,
-        };
-        match per_query.get_mut(id) {
-            Some(slot) => *slot = entry,
-            None => {
-                per_query.insert(Box::from(id), entry);
-            }
-        }
+        entry.value = Some(value.clone());
+        entry.content.clone_from(&content);
         value
     }
 
@@ -267,76 +291,125 @@ impl JsProjectionStore {
         self.mutate(|s| api::apply_message_events(s, &Js(kind), &Js(payloads)))
     }
 
-    /// The fast path of `applyMessageEvent` (package `store.js`): the payload's fields, already
-    /// read and type-checked in JS, as primitives: one boundary crossing instead of one per
-    /// field. `kind`: 0 added, 1 updated, 2 deleted, 4 the first row of a message page, 3 the
-    /// page's next rows; `action`: 0 key absent, 1 `null`,
-    /// 2 clarification, 3 permission; the revision is present when `epoch` is.
+    /// `__intern(text)` → a handle for `text` in the fast-path calls below (`store.js` keeps
+    /// the reverse map, and resets both with `__internReset` when they grow large).
+    #[wasm_bindgen(js_name = __intern, skip_typescript)]
+    pub fn intern(&self, text: String) -> u32 {
+        let mut names = self.names.borrow_mut();
+        names.push(text.into_boxed_str());
+        u32::try_from(names.len()).unwrap_or(0)
+    }
+
+    /// `__internReset()`: forgets every handle.
+    #[wasm_bindgen(js_name = __internReset, skip_typescript)]
+    pub fn intern_reset(&self) {
+        *self.names.borrow_mut() = Vec::new();
+    }
+
+    /// `__scratch(capacity)` → the address of a buffer of at least `capacity` bytes where
+    /// `store.js` writes the text of its next fast-path call (valid until the next
+    /// `__scratch`).
+    #[wasm_bindgen(js_name = __scratch, skip_typescript)]
+    pub fn scratch(&self, capacity: u32) -> u32 {
+        let mut scratch = self.scratch.borrow_mut();
+        let capacity = usize::try_from(capacity).unwrap_or(0);
+        if scratch.len() < capacity {
+            scratch.resize(capacity, 0);
+        }
+        // wasm32: an address fits u32.
+        u32::try_from(scratch.as_ptr() as usize).unwrap_or(0)
+    }
+
+    /// The fast path of `applyMessageEvent` and of one row of `applyMessagePage`, with the
+    /// repeating strings by handle (0: absent) and the message id and timestamps in the scratch
+    /// buffer, one after the other (a length of -1: absent). `kind`: 0 added, 1 updated, 2
+    /// deleted, 4 the first row of a message page, 3 the page's next rows; `action`: 0 key
+    /// absent, 1 `null`, 2 clarification, 3 permission; the revision is present when `epoch` is.
+    /// The fields map exactly as [`crate::wire::MessageFields::into_message`] maps them
+    /// (tests/js/store.fastpath.test.mjs compares both paths).
     #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = __applyMessageFields, skip_typescript)]
-    pub fn apply_message_fields(
+    #[wasm_bindgen(js_name = __applyMessage, skip_typescript)]
+    pub fn apply_message_handles(
         &self,
         kind: u8,
-        session_id: String,
-        task_id: Option<String>,
-        id: String,
-        turn_id: Option<String>,
-        message_type: Option<String>,
-        status: Option<String>,
-        pending_id: Option<String>,
+        session: u32,
+        task: u32,
+        id_len: i32,
+        turn: u32,
+        message_type: u32,
+        status: u32,
+        pending: u32,
         question_total: Option<f64>,
-        created_at: Option<String>,
-        updated_at: Option<String>,
-        action: u8,
-        epoch: Option<String>,
+        created_len: i32,
+        updated_len: i32,
+        action_code: u8,
+        epoch: u32,
         sequence: f64,
     ) -> Result<(), JsValue> {
-        let misuse = |field: &str| {
-            js_error(crate::WireError::InvalidValue {
-                field: field.into(),
-                problem: "not a value the package's store.js passes".into(),
-            })
+        let names = self.names.borrow();
+        let name = |handle: u32| -> Result<Option<&str>, JsValue> {
+            match handle.checked_sub(1) {
+                None => Ok(None),
+                Some(h) => usize::try_from(h)
+                    .ok()
+                    .and_then(|h| names.get(h))
+                    .map(|n| Some(&**n))
+                    .ok_or_else(|| misuse("handle")),
+            }
+        };
+        let scratch = self.scratch.borrow();
+        let mut at = 0usize;
+        let mut text = |len: i32| -> Result<Option<&str>, JsValue> {
+            let Ok(len) = usize::try_from(len) else {
+                return Ok(None);
+            };
+            let end = at.checked_add(len).ok_or_else(|| misuse("length"))?;
+            let bytes = scratch.get(at..end).ok_or_else(|| misuse("length"))?;
+            at = end;
+            std::str::from_utf8(bytes).map(Some).map_err(|_| misuse("text"))
+        };
+        let id = text(id_len)?.ok_or_else(|| misuse("id"))?;
+        let created_at = text(created_len)?.map(Timestamp::parse).unwrap_or_default();
+        let updated_at = text(updated_len)?.map(Timestamp::parse);
+        let session_id = name(session)?.ok_or_else(|| misuse("session"))?;
+        let task_id = name(task)?;
+        let parts = MessageParts {
+            id,
+            turn_id: name(turn)?.filter(|t| !t.is_empty()),
+            kind: name(message_type)?.map_or(MessageKind::Other, MessageKind::parse),
+            status: RequestStatus::parse(name(status)?),
+            pending_id: name(pending)?.filter(|p| !p.is_empty()),
+            question_total,
+            created_at: &created_at,
+            updated_at: updated_at.as_ref(),
         };
         let event_kind = match kind {
             0 => Some(MessageEventKind::Added),
             1 => Some(MessageEventKind::Updated),
             2 => Some(MessageEventKind::Deleted),
-            // A row of a REST message page (no projection): 4 the first, 3 the next ones.
             3 | 4 => None,
             _ => return Err(misuse("kind")),
         };
-        let action = match action {
+        let action = match action_code {
             0 => None,
             1 => Some(None),
             2 => Some(Some(PendingAction::Clarification)),
             3 => Some(Some(PendingAction::Permission)),
             _ => return Err(misuse("action")),
         };
-        let revision = match epoch {
+        let revision = match name(epoch)? {
             Some(epoch) => Some(Revision {
-                epoch,
+                epoch: epoch.to_owned(),
                 sequence: integral_u64(sequence).ok_or_else(|| misuse("sequence"))?,
             }),
             None => None,
         };
         let projection = (action.is_some() || revision.is_some())
             .then_some(PendingProjection { action, revision });
-        let message = MessageFields {
-            id,
-            turn_id,
-            message_type,
-            status,
-            pending_id,
-            question_total,
-            created_at,
-            updated_at,
-        }
-        .into_message();
         let Some(event_kind) = event_kind else {
-            // The page's reason is the wasm path's: applied when any row changed.
             let page_changed = self.page_changed.get() && kind == 3;
             return self.mutate(|s| {
-                let row = s.apply_message_page(&session_id, std::slice::from_ref(&message));
+                let row = s.apply_message_rows(session_id, [parts]);
                 let changed = page_changed || row == Reason::Applied;
                 self.page_changed.set(changed);
                 Ok(if changed {
@@ -346,14 +419,9 @@ impl JsProjectionStore {
                 })
             });
         };
-        let kind = event_kind;
-        let event = MessageEvent {
-            session_id,
-            task_id,
-            message,
-            projection,
-        };
-        self.mutate(|s| Ok(s.apply_message_event(kind, &event)))
+        self.mutate(|s| {
+            Ok(s.apply_message(event_kind, session_id, task_id, &parts, projection.as_ref()))
+        })
     }
 
     /// `applyTurnEvent(payload)`: a turn started or completed.
@@ -396,32 +464,43 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = sessionPendingAction, skip_typescript)]
     pub fn session_pending_action(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
-        let (value, reason) = self.store.borrow().session_pending_action(&id);
+        Ok(self.session_pending_action_of(&id))
+    }
+
+    fn session_pending_action_of(&self, id: &str) -> JsValue {
+        let (value, reason) = self.store.borrow().session_pending_action(id);
         self.last_reason.set(reason);
-        Ok(action(value))
+        action(value)
     }
 
     /// `currentTurnId(sessionId)` → `string | null | undefined`.
     #[wasm_bindgen(js_name = currentTurnId, skip_typescript)]
     pub fn current_turn_id(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
+        Ok(self.current_turn_id_of(&id))
+    }
+
+    fn current_turn_id_of(&self, id: &str) -> JsValue {
         let store = self.store.borrow();
-        Ok(self.cached(
+        self.cached(
             Query::CurrentTurn,
-            &id,
-            store.session_version(&id),
-            || store.current_turn_id(&id),
-            |current| match current {
-                CurrentTurn::Unknown => String::from("u"),
-                CurrentTurn::None => String::from("n"),
-                CurrentTurn::Turn(turn) => format!("t{turn}"),
+            id,
+            store.session_version(id),
+            || store.current_turn_id(id),
+            |current, key| match current {
+                CurrentTurn::Unknown => key.push('u'),
+                CurrentTurn::None => key.push('n'),
+                CurrentTurn::Turn(turn) => {
+                    key.push('t');
+                    key.push_str(turn);
+                }
             },
             |current| match current {
                 CurrentTurn::Unknown => JsValue::UNDEFINED,
                 CurrentTurn::None => JsValue::NULL,
                 CurrentTurn::Turn(turn) => JsValue::from_str(turn),
             },
-        ))
+        )
     }
 
     /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same
@@ -429,21 +508,24 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = pendingClarification, skip_typescript)]
     pub fn pending_clarification(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
+        Ok(self.pending_clarification_of(&id))
+    }
+
+    fn pending_clarification_of(&self, id: &str) -> JsValue {
         let store = self.store.borrow();
-        Ok(self.cached(
+        self.cached(
             Query::Clarification,
-            &id,
-            store.session_version(&id),
-            || store.pending_clarification(&id),
-            |bundle| match bundle {
-                None => String::new(),
-                Some(bundle) => {
-                    let mut key = format!("b{}", bundle.pending_id.unwrap_or("\u{2}"));
+            id,
+            store.session_version(id),
+            || store.pending_clarification(id),
+            |bundle, key| {
+                if let Some(bundle) = bundle {
+                    key.push('b');
+                    key.push_str(bundle.pending_id.unwrap_or("\u{2}"));
                     for m in &bundle.message_ids {
                         key.push('\u{1}');
                         key.push_str(m);
                     }
-                    key
                 }
             },
             |bundle| match bundle {
@@ -462,7 +544,7 @@ impl JsProjectionStore {
                     object.into()
                 }
             },
-        ))
+        )
     }
 
     /// `hiddenMessageIds(sessionId)` → the ids an overlay renders (hide them from the
@@ -470,29 +552,67 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = hiddenMessageIds, skip_typescript)]
     pub fn hidden_message_ids(&self, session_id: JsValue) -> JsResult {
         let id = Self::query_id(&session_id, "sessionId")?;
+        Ok(self.hidden_message_ids_of(&id))
+    }
+
+    fn hidden_message_ids_of(&self, id: &str) -> JsValue {
         let store = self.store.borrow();
-        Ok(self.cached(
+        self.cached(
             Query::Hidden,
-            &id,
-            store.session_version(&id),
-            || store.hidden_message_ids(&id),
-            |ids| ids.join("\u{1}"),
+            id,
+            store.session_version(id),
+            || store.hidden_message_ids(id),
+            |ids, key| {
+                for (i, m) in ids.iter().enumerate() {
+                    if i > 0 {
+                        key.push('\u{1}');
+                    }
+                    key.push_str(m);
+                }
+            },
             |ids| {
                 ids.iter()
                     .map(|m| JsValue::from_str(m))
                     .collect::<Array>()
                     .into()
             },
-        ))
+        )
     }
 
     /// `hasPendingPermission(sessionId)` → boolean.
     #[wasm_bindgen(js_name = hasPendingPermission, skip_typescript)]
     pub fn has_pending_permission(&self, session_id: JsValue) -> Result<bool, JsValue> {
         let id = Self::query_id(&session_id, "sessionId")?;
-        let (blocked, reason) = self.store.borrow().has_pending_permission(&id);
+        Ok(self.has_pending_permission_of(&id))
+    }
+
+    fn has_pending_permission_of(&self, id: &str) -> bool {
+        let (blocked, reason) = self.store.borrow().has_pending_permission(id);
         self.last_reason.set(reason);
-        Ok(blocked)
+        blocked
+    }
+
+    /// The session queries by handle (`store.js`, for a session id it has interned): `query`
+    /// 0 `sessionPendingAction`, 1 `currentTurnId`, 2 `pendingClarification`, 3
+    /// `hiddenMessageIds`, 4 `hasPendingPermission`. The same answers as by id, without copying
+    /// the id into wasm.
+    #[wasm_bindgen(js_name = __sessionQuery, skip_typescript)]
+    pub fn session_query(&self, query: u8, handle: u32) -> JsResult {
+        let names = self.names.borrow();
+        let Some(id) = handle
+            .checked_sub(1)
+            .and_then(|h| names.get(usize::try_from(h).ok()?))
+        else {
+            return Err(misuse("handle"));
+        };
+        Ok(match query {
+            0 => self.session_pending_action_of(id),
+            1 => self.current_turn_id_of(id),
+            2 => self.pending_clarification_of(id),
+            3 => self.hidden_message_ids_of(id),
+            4 => JsValue::from_bool(self.has_pending_permission_of(id)),
+            _ => return Err(misuse("query")),
+        })
     }
 
     /// `taskPendingAction(taskId)` → `"clarification" | "permission" | null`.
@@ -594,10 +714,21 @@ impl JsProjectionStore {
             listeners.entries.push((id, listener));
             id
         };
+        self.store.borrow_mut().set_change_tracking(true);
         let listeners = Rc::downgrade(&self.listeners);
+        let store = Rc::downgrade(&self.store);
         Closure::<dyn FnMut()>::new(move || {
             if let Some(listeners) = listeners.upgrade() {
-                listeners.borrow_mut().entries.retain(|(i, _)| *i != id);
+                let mut listeners = listeners.borrow_mut();
+                listeners.entries.retain(|(i, _)| *i != id);
+                if listeners.entries.is_empty() {
+                    // Nobody listens: record no changes (an event then allocates nothing for them).
+                    if let Some(store) = store.upgrade() {
+                        if let Ok(mut store) = store.try_borrow_mut() {
+                            store.set_change_tracking(false);
+                        }
+                    }
+                }
             }
         })
         .into_js_value()
@@ -617,9 +748,9 @@ impl JsProjectionStore {
     #[wasm_bindgen(skip_typescript)]
     pub fn dispose(&self) {
         self.disposed.set(true);
-        *self.store.borrow_mut() = Store::new();
+        *self.store.borrow_mut() = Store::without_change_tracking();
         self.listeners.borrow_mut().entries.clear();
-        self.cache.borrow_mut().clear();
+        *self.cache.borrow_mut() = Default::default();
     }
 
     /// `digest()`: a hash of the decision-relevant state, as a decimal string (tests compare it
@@ -643,6 +774,12 @@ impl JsProjectionStore {
         set(&object, "messageBytes", &JsValue::from_f64(bytes));
         object.into()
     }
+}
+
+/// `__memory()`: the module's `WebAssembly.Memory` (`store.js` writes the scratch buffer).
+#[wasm_bindgen(js_name = __memory, skip_typescript)]
+pub fn memory() -> JsValue {
+    wasm_bindgen::memory()
 }
 
 /// `boundedLoad(promise, timeoutMs)`: waits for a session-list load at most `timeoutMs`; resolves

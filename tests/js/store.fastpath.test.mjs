@@ -183,3 +183,115 @@ test('event batches: the fast path and the wasm decoder agree on 1,000 random ba
   fast.free();
   slow.free();
 });
+
+// Text the boundary writes in place (message ids, timestamps) and the interned strings may be
+// any Unicode, including what UTF-16 cannot encode as UTF-8 (a lone surrogate becomes U+FFFD on
+// both paths).
+test('non-ASCII ids, turns and timestamps: both paths agree', () => {
+  const odd = ['mé', '📌-1', 'm\u{10FFFF}', 'm\uD800', 'ascii-then-ü', 'm'.repeat(300) + 'ß'];
+  const fast = new ProjectionStore();
+  const slow = new ProjectionStore();
+  for (const store of [fast, slow]) {
+    store.applySessionList('task-ü', [{ id: 'sé', task_id: 'task-ü', state: 'RUNNING' }]);
+    store.applyTurnList('sé', [{ id: 'tü', started_at: '2026-11-29T12:00:00Z' }]);
+  }
+  odd.forEach((id, i) => {
+    const p = {
+      message_id: id, session_id: 'sé', task_id: 'task-ü', turn_id: i % 2 ? 'tü' : '生',
+      type: 'clarification_request', metadata: { pending_id: 'pé', status: 'pending', question_total: odd.length },
+      created_at: i % 3 ? `2026-11-29T12:00:0${i}.5Z` : `heute-${i}-ä`,
+      updated_at: i % 2 ? `2026-11-29T13:00:00.${i}Z` : undefined,
+      pending_action: 'clarification', pending_action_revision: { epoch: '٣', sequence: i },
+    };
+    fast.applyMessageEvent('added', p);
+    wasmApply.call(slow, 'added', p);
+    assert.equal(fast.digest(), slow.digest(), `event ${i} (${JSON.stringify(id)})`);
+    assert.equal(fast.lastReason(), slow.lastReason(), `event ${i}`);
+  });
+  assert.deepEqual(fast.pendingClarification('sé'), slow.pendingClarification('sé'));
+  assert.deepEqual(fast.hiddenMessageIds('sé'), slow.hiddenMessageIds('sé'));
+  assert.equal(fast.currentTurnId('sé'), 'tü');
+  fast.free();
+  slow.free();
+});
+
+test('queries by handle answer as queries by id, with the same object while unchanged', () => {
+  const store = new ProjectionStore();
+  // Asked before the session is known to the boundary (by id), then after (by handle): one
+  // cache, so the same object comes back while the answer is the same.
+  const before = store.pendingClarification('s1');
+  assert.equal(before, null);
+  store.applySessionList('task-1', [{ id: 's1', task_id: 'task-1', state: 'RUNNING' }]);
+  store.applyTurnList('s1', [{ id: 't1', started_at: '2026-11-29T12:00:00Z' }]);
+  const ask = (i) => store.applyMessageEvent('added', {
+    message_id: `q${i}`, session_id: 's1', task_id: 'task-1', turn_id: 't1', type: 'clarification_request',
+    metadata: { pending_id: 'p1', status: 'pending', question_total: 2 }, created_at: `2026-11-29T12:00:0${i}Z`,
+  });
+  ask(1);
+  assert.equal(store.pendingClarification('s1'), null, 'half a bundle is not actionable');
+  assert.equal(store.lastReason(), 'bundle_incomplete');
+  ask(2);
+  const bundle = store.pendingClarification('s1');
+  assert.deepEqual(bundle, { pending_id: 'p1', message_ids: ['q1', 'q2'] });
+  assert.equal(store.pendingClarification('s1'), bundle);
+  assert.equal(store.currentTurnId('s1'), 't1');
+  assert.deepEqual(store.hiddenMessageIds('s1'), ['q1', 'q2']);
+  assert.equal(store.hasPendingPermission('s1'), false);
+  assert.equal(store.sessionPendingAction('s1'), 'clarification');
+  // An event that changes nothing the answer reads keeps the object.
+  store.applyMessageEvent('added', {
+    message_id: 'n1', session_id: 's1', task_id: 'task-1', turn_id: 't1', type: 'message', created_at: '2026-11-29T12:00:03Z',
+  });
+  assert.equal(store.pendingClarification('s1'), bundle);
+  // A bad id still gets the typed error on the query path.
+  assert.throws(() => store.pendingClarification(42), (e) => e.code === 'invalid_type');
+  store.free();
+});
+
+test('more distinct strings than the boundary keeps: handles are reset and answers stay right', () => {
+  const fast = new ProjectionStore();
+  const slow = new ProjectionStore();
+  for (const store of [fast, slow]) store.applySessionList('task-1', [{ id: 's1', task_id: 'task-1', state: 'RUNNING' }]);
+  // 70,000 distinct turn ids: past the 65,536 handles js/store.js keeps before forgetting all.
+  const n = 70_000;
+  for (let i = 0; i < n; i++) {
+    const p = {
+      message_id: `m${i % 500}`, session_id: 's1', task_id: 'task-1', turn_id: `turn-${i}`, type: i % 7 ? 'message' : 'clarification_request',
+      metadata: { pending_id: `p${i}`, status: 'pending', question_total: 1 },
+      created_at: `2026-11-29T12:00:00.${String(i).padStart(9, '0')}Z`, updated_at: `2026-11-29T12:00:00.${String(i).padStart(9, '0')}Z`,
+      pending_action: i % 5 ? 'clarification' : null, pending_action_revision: { epoch: `${1 + Math.floor(i / 20_000)}`, sequence: i },
+    };
+    fast.applyMessageEvent(i % 3 ? 'added' : 'updated', p);
+    wasmApply.call(slow, i % 3 ? 'added' : 'updated', p);
+    if (i % 9_973 === 0 || i === n - 1) {
+      assert.equal(fast.digest(), slow.digest(), `event ${i}`);
+      assert.equal(fast.sessionPendingAction('s1'), slow.sessionPendingAction('s1'));
+    }
+  }
+  assert.ok(fast.__boundary.names.size < 65_536 + 8, 'the boundary forgot handles instead of growing');
+  fast.free();
+  slow.free();
+});
+
+test('change tracking: subscribers hear only changes made while someone listens', async () => {
+  const store = new ProjectionStore();
+  const event = (i, session = 's1') => ({
+    message_id: `m${i}`, session_id: session, task_id: 'task-1', type: 'message', created_at: `2026-11-29T12:00:0${i}Z`,
+  });
+  store.applyMessageEvent('added', event(1, 's0'));
+  const heard = [];
+  let unsubscribe = store.subscribe((changes) => heard.push(changes));
+  await Promise.resolve();
+  assert.deepEqual(heard, [], 'a change before subscribe is not reported');
+  store.applyMessageEvent('added', event(2));
+  await Promise.resolve();
+  assert.deepEqual(heard.map((c) => c.sessions), [['s1']]);
+  unsubscribe();
+  store.applyMessageEvent('added', event(3, 's2'));
+  unsubscribe = store.subscribe((changes) => heard.push(changes));
+  store.applyMessageEvent('added', event(4, 's3'));
+  await Promise.resolve();
+  assert.deepEqual(heard.map((c) => c.sessions), [['s1'], ['s3']], 'the change made while nobody listened is not replayed');
+  unsubscribe();
+  store.free();
+});
