@@ -33,8 +33,8 @@ impl Hasher for FxHasher {
             }
         }
         let mut tail = 0u64;
-        for (i, &byte) in chunks.remainder().iter().enumerate() {
-            tail |= u64::from(byte) << (8 * i);
+        for &byte in chunks.remainder().iter().rev() {
+            tail = tail << 8 | u64::from(byte);
         }
         if !chunks.remainder().is_empty() {
             self.add(tail);

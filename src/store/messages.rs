@@ -2,8 +2,10 @@
 //! content), kept in persisted creation order so a WebSocket event costs O(log n) and a query
 //! reads only the few rows the rules can look at.
 //!
-//! Rows live in a slab; `order` lists the slots by (`created_at`, `id`); a hash table maps a
-//! message id to its slot while storing the id only once (in the row). Per turn, the index keeps
+//! Rows live in a slab of 32-byte rows; `order` lists the slots by (`created_at`, `id`); a hash
+//! table maps a message id to its slot; the ids themselves sit end to end in one arena string
+//! (no allocation, and no allocator overhead, per id), and timestamps are packed into 8 bytes
+//! ([`super::packed`]). Per turn, the index keeps
 //! the message count (for the reservation rule) and the `clarification_request` /
 //! `permission_request` slots in order: the only rows the discovery, permission and pending-action
 //! rules can return or decide on.
@@ -17,6 +19,9 @@ use super::hash::{FxBuildHasher, HashMap};
 
 use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus};
 use crate::rules::time::Timestamp;
+
+use super::arena::{Chunked, IdPlace, Ids};
+use super::packed::{Times, ABSENT};
 
 /// A message's rule fields, borrowed: what [`MessageIndex::upsert`] reads (the wasm fast path
 /// builds it from interned and scratch-buffer text without allocating).
@@ -50,16 +55,45 @@ impl<'a> From<&'a Message> for MessageParts<'a> {
 /// The interned id of "no turn" / "no pending id".
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// One message as the store keeps it.
-#[derive(Clone, Debug, PartialEq)]
+/// One message as the store keeps it (32 bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Row {
-    pub id: Box<str>,
-    pub created: Timestamp,
-    pub updated: Option<Timestamp>,
+    /// The id: `id_len` bytes at `id_at` in chunk `id_chunk` of the index's id arena;
+    /// `id_len` [`VACANT`]: a free slot.
+    id_at: u32,
+    id_len: u32,
+    id_chunk: u16,
+    /// Packed timestamps ([`Times`]); `updated` may be [`ABSENT`].
+    created: u64,
+    updated: u64,
     /// Interned turn id, or [`NONE`].
     pub turn: u32,
     pub kind: MessageKind,
     pub status: RequestStatus,
+}
+
+/// `Row::id_len` of a free slot.
+const VACANT: u32 = u32::MAX;
+
+const FREE_ROW: Row = Row {
+    id_at: 0,
+    id_len: VACANT,
+    id_chunk: 0,
+    created: ABSENT,
+    updated: ABSENT,
+    turn: NONE,
+    kind: MessageKind::Other,
+    status: RequestStatus::Pending,
+};
+
+impl Row {
+    fn id_place(&self) -> IdPlace {
+        IdPlace {
+            chunk: self.id_chunk,
+            at: self.id_at,
+            len: self.id_len,
+        }
+    }
 }
 
 /// What only clarification rows carry.
@@ -130,8 +164,10 @@ pub(crate) enum Upsert {
 /// The message index of one session.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MessageIndex {
-    slots: Vec<Option<Row>>,
+    slots: Chunked<Row>,
     free: Vec<u32>,
+    ids: Ids,
+    times: Times,
     table: HashTable<u32>,
     hasher: FxBuildHasher,
     order: Vec<u32>,
@@ -151,25 +187,33 @@ impl MessageIndex {
     }
 
     fn row(&self, slot: u32) -> Option<&Row> {
-        self.slots.get(usize::try_from(slot).ok()?)?.as_ref()
+        self.slots
+            .get(usize::try_from(slot).ok()?)
+            .filter(|r| r.id_len != VACANT)
+    }
+
+    fn id_of(&self, row: &Row) -> &str {
+        self.ids.get(row.id_place())
     }
 
     fn slot_of(&self, id: &str) -> Option<u32> {
         let hash = hash_id(&self.hasher, id);
         self.table
-            .find(hash, |&slot| self.row(slot).is_some_and(|r| &*r.id == id))
+            .find(hash, |&slot| self.row(slot).is_some_and(|r| self.id_of(r) == id))
             .copied()
     }
 
-    fn order_of(a: &Row, b: &Row) -> Ordering {
-        a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id))
+    fn order_of(&self, a: &Row, b: &Row) -> Ordering {
+        self.times
+            .cmp(a.created, b.created)
+            .then_with(|| self.id_of(a).cmp(self.id_of(b)))
     }
 
     /// Position in `list` (slots in creation order) where `row` belongs.
     fn position(&self, list: &[u32], row: &Row) -> usize {
         list.partition_point(|&slot| {
             self.row(slot)
-                .is_some_and(|r| Self::order_of(r, row) == Ordering::Less)
+                .is_some_and(|r| self.order_of(r, row) == Ordering::Less)
         })
     }
 
@@ -192,16 +236,20 @@ impl MessageIndex {
         let mut id = None;
         let mut result = Upsert::Inserted;
         if let Some(slot) = self.slot_of(message.id) {
-            let Some(stored) = self.row(slot) else {
+            let Some(stored) = self.row(slot).copied() else {
                 return Upsert::Unchanged;
             };
-            if let Some(stored_updated) = &stored.updated {
-                if message.updated_at.is_none_or(|u| u < stored_updated) {
+            if stored.updated != ABSENT {
+                let stale = match message.updated_at {
+                    None => true,
+                    Some(u) => self.times.get(stored.updated).is_some_and(|s| *u < s),
+                };
+                if stale {
                     return Upsert::Stale;
                 }
             }
-            if stored.created == *message.created_at
-                && stored.updated.as_ref() == message.updated_at
+            if self.times.same(stored.created, Some(message.created_at))
+                && self.times.same(stored.updated, message.updated_at)
                 && stored.turn == turn
                 && stored.kind == message.kind
                 && stored.status == message.status
@@ -209,14 +257,23 @@ impl MessageIndex {
             {
                 return Upsert::Unchanged;
             }
-            // The stored id is the same text: keep its allocation.
-            id = self.remove_slot(slot).map(|row| row.id);
+            // The stored id is the same text: keep its place in the arena.
+            id = self.remove_slot(slot, true).map(|row| row.id_place());
             result = Upsert::Updated;
         }
+        let place = match id {
+            Some(place) => place,
+            None => match self.push_id(message.id) {
+                Some(place) => place,
+                None => return Upsert::Unchanged,
+            },
+        };
         let row = Row {
-            id: id.unwrap_or_else(|| Box::from(message.id)),
-            created: message.created_at.clone(),
-            updated: message.updated_at.cloned(),
+            id_at: place.at,
+            id_len: place.len,
+            id_chunk: place.chunk,
+            created: self.times.store(message.created_at),
+            updated: message.updated_at.map_or(ABSENT, |u| self.times.store(u)),
             turn,
             kind: message.kind,
             status: message.status,
@@ -225,12 +282,31 @@ impl MessageIndex {
         result
     }
 
+    /// Appends an id to the arena (rebuilding it first when mostly holes).
+    fn push_id(&mut self, id: &str) -> Option<IdPlace> {
+        if u32::try_from(id.len()).ok()? == VACANT {
+            return None;
+        }
+        if self.ids.should_compact() {
+            let mut ids = Ids::default();
+            for row in self.slots.iter_mut().filter(|r| r.id_len != VACANT) {
+                let Some(place) = ids.push(self.ids.get(row.id_place())) else {
+                    continue;
+                };
+                row.id_at = place.at;
+                row.id_chunk = place.chunk;
+            }
+            self.ids = ids;
+        }
+        self.ids.push(id)
+    }
+
     fn insert(&mut self, row: Row, info: Option<ClarificationInfo>) {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => match u32::try_from(self.slots.len()) {
                 Ok(slot) if slot != NONE => {
-                    self.slots.push(None);
+                    self.slots.push(FREE_ROW);
                     slot
                 }
                 _ => return,
@@ -241,7 +317,7 @@ impl MessageIndex {
         let stat = self.per_turn.entry(row.turn).or_default();
         stat.count = stat.count.saturating_add(1);
         let is_request = Self::is_request(row.kind);
-        let hash = hash_id(&self.hasher, &row.id);
+        let hash = hash_id(&self.hasher, self.id_of(&row));
         if let Some(info) = info {
             self.clarifications.insert(slot, info);
         }
@@ -250,16 +326,16 @@ impl MessageIndex {
             .slots
             .get_mut(usize::try_from(slot).unwrap_or(usize::MAX))
         {
-            *place = Some(row);
+            *place = row;
         }
         let slots = &self.slots;
+        let ids = &self.ids;
         let hasher = &self.hasher;
         self.table.insert_unique(hash, slot, |&s| {
             let id = usize::try_from(s)
                 .ok()
                 .and_then(|s| slots.get(s))
-                .and_then(Option::as_ref)
-                .map_or("", |r| &r.id);
+                .map_or("", |r| ids.get(r.id_place()));
             hash_id(hasher, id)
         });
         if is_request {
@@ -277,24 +353,22 @@ impl MessageIndex {
     pub fn remove(&mut self, id: &str) -> bool {
         match self.slot_of(id) {
             Some(slot) => {
-                self.remove_slot(slot);
+                self.remove_slot(slot, false);
                 true
             }
             None => false,
         }
     }
 
-    fn remove_slot(&mut self, slot: u32) -> Option<Row> {
-        let row = self
-            .slots
-            .get_mut(usize::try_from(slot).unwrap_or(usize::MAX))
-            .and_then(Option::take)?;
-        let hash = hash_id(&self.hasher, &row.id);
+    /// Takes a row out; its id stays in the arena when `keep_id` (an update re-inserts it).
+    fn remove_slot(&mut self, slot: u32, keep_id: bool) -> Option<Row> {
+        let row = *self.row(slot)?;
+        let hash = hash_id(&self.hasher, self.id_of(&row));
         if let Ok(entry) = self.table.find_entry(hash, |&s| s == slot) {
             entry.remove();
         }
-        // Binary search (the slot's row is out, so it sorts as not-less: its own place), with a
-        // scan as the fallback should the order ever disagree.
+        // Binary search (the slot still holds the row, so it sorts as not-less: its own place),
+        // with a scan as the fallback should the order ever disagree.
         let at = self.position(&self.order, &row);
         let at = if self.order.get(at) == Some(&slot) {
             Some(at)
@@ -303,6 +377,17 @@ impl MessageIndex {
         };
         if let Some(at) = at {
             self.order.remove(at);
+        }
+        if let Some(place) = self
+            .slots
+            .get_mut(usize::try_from(slot).unwrap_or(usize::MAX))
+        {
+            *place = FREE_ROW;
+        }
+        self.times.release(row.created);
+        self.times.release(row.updated);
+        if !keep_id {
+            self.ids.release(row.id_place());
         }
         if let Some(stat) = self.per_turn.get_mut(&row.turn) {
             stat.count = stat.count.saturating_sub(1);
@@ -325,10 +410,12 @@ impl MessageIndex {
     }
 
     fn view(&self, slot: u32) -> Option<RowView<'_>> {
+        let row = self.row(slot)?;
         Some(RowView {
             index: self,
             slot,
-            row: self.row(slot)?,
+            row,
+            created: self.times.get(row.created).unwrap_or_default(),
         })
     }
 
@@ -375,7 +462,7 @@ impl MessageIndex {
             .collect();
         slots.extend(self.newest_with_turn());
         let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        crate::sort::stable_sort_by(&mut views, |a, b| Self::order_of(a.row, b.row));
+        crate::sort::stable_sort_by(&mut views, |a, b| self.order_of(a.row, b.row));
         views.dedup_by_key(|v| v.slot);
         views
     }
@@ -399,7 +486,7 @@ impl MessageIndex {
             .collect();
         slots.push(newest);
         let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        crate::sort::stable_sort_by(&mut views, |a, b| Self::order_of(a.row, b.row));
+        crate::sort::stable_sort_by(&mut views, |a, b| self.order_of(a.row, b.row));
         views.dedup_by_key(|v| v.slot);
         views
     }
@@ -409,28 +496,36 @@ impl MessageIndex {
         self.order.iter().filter_map(|&slot| self.view(slot))
     }
 
-    /// Approximate heap bytes held (for the memory benchmark).
+    /// Heap bytes held (for the memory benchmark): capacities, so unused room counts too.
     pub fn heap_bytes(&self) -> usize {
-        let row = std::mem::size_of::<Option<Row>>();
-        let ids: usize = self.rows().map(|v| v.row.id.len()).sum();
-        self.slots
-            .capacity()
-            .saturating_mul(row)
-            .saturating_add(self.order.capacity().saturating_mul(4))
-            .saturating_add(self.table.capacity().saturating_mul(5))
-            .saturating_add(ids)
-            .saturating_add(self.turns.bytes())
-            .saturating_add(self.pending_ids.bytes())
-            .saturating_add(self.clarifications.capacity().saturating_mul(24))
+        [
+            self.slots.heap_bytes(),
+            self.free.capacity().saturating_mul(4),
+            self.ids.heap_bytes(),
+            self.order.capacity().saturating_mul(4),
+            // A bucket: the slot (4 bytes) and its control byte.
+            self.table.capacity().saturating_mul(5),
+            self.turns.bytes(),
+            self.pending_ids.bytes(),
+            // Key, value and control byte per bucket.
+            self.clarifications
+                .capacity()
+                .saturating_mul(std::mem::size_of::<(u32, ClarificationInfo)>().saturating_add(1)),
+            self.times.heap_bytes(),
+        ]
+        .iter()
+        .fold(0, |a, &b| a.saturating_add(b))
     }
 }
 
 /// A stored row seen through [`MessageRecord`], so the rules run on the index directly.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct RowView<'a> {
     index: &'a MessageIndex,
     slot: u32,
     pub row: &'a Row,
+    /// The unpacked `created_at` (the rules read it by reference).
+    created: Timestamp,
 }
 
 impl<'a> RowView<'a> {
@@ -439,7 +534,15 @@ impl<'a> RowView<'a> {
     }
 
     pub fn id_str(&self) -> &'a str {
-        &self.row.id
+        self.index.id_of(self.row)
+    }
+
+    pub fn created(&self) -> &Timestamp {
+        &self.created
+    }
+
+    pub fn updated(&self) -> Option<Timestamp> {
+        self.index.times.get(self.row.updated)
     }
 
     pub fn pending_id_str(&self) -> Option<&'a str> {
@@ -453,7 +556,7 @@ impl<'a> RowView<'a> {
 
 impl MessageRecord for RowView<'_> {
     fn id(&self) -> &str {
-        &self.row.id
+        self.id_str()
     }
     fn turn_id(&self) -> Option<&str> {
         self.turn_id_str()
@@ -471,6 +574,6 @@ impl MessageRecord for RowView<'_> {
         self.info()?.question_total
     }
     fn created_at(&self) -> &Timestamp {
-        &self.row.created
+        &self.created
     }
 }

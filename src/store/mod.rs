@@ -11,7 +11,9 @@
 //! `apply_*` that can still reject input (a session of another task, an unknown fetch token)
 //! validates before it mutates, so a rejected call leaves the state unchanged.
 
+mod arena;
 pub(crate) mod hash;
+mod packed;
 pub(crate) mod messages;
 mod reason;
 
@@ -1193,9 +1195,9 @@ impl<P: Clone> ProjectionStore<P> {
                     t.updated_at.hash(&mut h);
                 }
                 for row in s.messages.rows() {
-                    row.row.id.hash(&mut h);
-                    row.row.created.hash(&mut h);
-                    row.row.updated.hash(&mut h);
+                    row.id_str().hash(&mut h);
+                    row.created().hash(&mut h);
+                    row.updated().hash(&mut h);
                     row.turn_id_str().hash(&mut h);
                     row.row.kind.hash(&mut h);
                     row.row.status.hash(&mut h);
