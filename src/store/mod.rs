@@ -34,7 +34,7 @@ use crate::rules::owner::{
 use crate::rules::pending::{
     effective_task_pending_action, session_pending_action_with, task_pending_action,
 };
-use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
+use crate::rules::revision::{can_replace, merge_projection, PendingProjection, ReplaceReason};
 use crate::rules::summary::{
     is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask,
 };
@@ -721,13 +721,30 @@ impl<P: Clone> ProjectionStore<P> {
         if entry.belongs_elsewhere(session.task_id.as_deref()) {
             return Reason::TaskMismatchRejected;
         }
+        // A WebSocket session event is a snapshot of one moment: when its revision is older
+        // than the held one, its state is as old as its projection, and is not applied either
+        // (a delayed frame from before a restart must not turn a RUNNING session back into
+        // WAITING_FOR_INPUT). REST session lists keep SPEC §5's rule: state always updates.
+        // Without a revision (legacy, or the backend could not project) the state applies.
+        let (replace, why) = can_replace(
+            entry.projection.revision.as_ref(),
+            session.pending_action_revision.as_ref(),
+        );
+        let stale = !replace
+            && matches!(
+                why,
+                ReplaceReason::OlderEpoch | ReplaceReason::OlderRevisionRejected
+            );
         let mut state_changed = false;
-        if session.state.is_some() && entry.state != session.state {
+        if !stale && session.state.is_some() && entry.state != session.state {
             entry.set_state(session.state);
             state_changed = true;
         }
         if state_changed {
             self.touch_session(&session.id);
+        }
+        if stale {
+            return Reason::from_replace(why);
         }
         if session.pending_action.is_none() && session.pending_action_revision.is_none() {
             return if state_changed {
