@@ -64,11 +64,24 @@ class Boundary {
   constructor(store) {
     this.store = store;
     this.names = new Map();
+    // The last text and handle per field (session, task, turn, type, status, pending, epoch):
+    // a burst of events repeats them, and a string comparison is cheaper than a Map lookup.
+    this.memoText = [undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+    this.memoHandle = [0, 0, 0, 0, 0, 0, 0];
     this.memory = __memory();
     this.bytes = new Uint8Array(0);
     this.ptr = 0;
     this.capacity = 0;
     this.at = 0;
+  }
+
+  /** The handle of `text` as field `i` (see `memoText`). */
+  field(i, text) {
+    if (text === this.memoText[i]) return this.memoHandle[i];
+    const h = this.handle(text);
+    this.memoText[i] = text;
+    this.memoHandle[i] = h;
+    return h;
   }
 
   handle(text) {
@@ -118,17 +131,14 @@ class Boundary {
 
   /** One message (fields as `messageFields` returns them) through `__applyMessage`. */
   apply(k, sessionId, taskId, f, action, epoch, sequence) {
-    if (this.names.size >= MAX_NAMES) {
-      this.names.clear();
-      this.store.__internReset();
-    }
-    const session = this.handle(sessionId);
-    const task = this.handle(taskId);
-    const turn = this.handle(f[1]);
-    const type = this.handle(f[2]);
-    const status = this.handle(f[3]);
-    const pending = this.handle(f[4]);
-    const era = this.handle(epoch);
+    if (this.names.size >= MAX_NAMES) this.reset();
+    const session = this.field(0, sessionId);
+    const task = this.field(1, taskId);
+    const turn = this.field(2, f[1]);
+    const type = this.field(3, f[2]);
+    const status = this.field(4, f[3]);
+    const pending = this.field(5, f[4]);
+    const era = this.field(6, epoch);
     // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, reserved once.
     const id = f[0];
     const created = f[6];
@@ -140,6 +150,14 @@ class Boundary {
     const updatedLen = this.write(updated);
     return this.store.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
       createdLen, updatedLen, action, era, sequence);
+  }
+
+  /** Forgets every handle, on both sides. */
+  reset() {
+    this.names.clear();
+    this.memoText.fill(undefined);
+    this.memoHandle.fill(0);
+    this.store.__internReset();
   }
 
   /** The handle of a session id already seen, or `undefined`. */
@@ -235,7 +253,6 @@ export class ProjectionStore extends WasmProjectionStore {
 
   dispose() {
     super.dispose();
-    this.__boundary.names.clear();
-    this.__internReset();
+    this.__boundary.reset();
   }
 }
