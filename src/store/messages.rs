@@ -175,7 +175,14 @@ pub(crate) struct MessageIndex {
     pending_ids: Names,
     per_turn: HashMap<u32, TurnStat>,
     clarifications: HashMap<u32, ClarificationInfo>,
+    /// Ids deleted by a WebSocket event, so a REST page read before the delete cannot bring the
+    /// message back; the newest [`TOMBSTONES`] are kept (id → when it was deleted, in deletes).
+    tombstones: HashMap<Box<str>, u64>,
+    deletes: u64,
 }
+
+/// Deleted ids remembered per session.
+const TOMBSTONES: usize = 1024;
 
 fn hash_id(hasher: &FxBuildHasher, id: &str) -> u64 {
     hasher.hash_one(id)
@@ -349,6 +356,36 @@ impl MessageIndex {
         }
     }
 
+    /// Remembers that a WebSocket event deleted `id` (whether or not it was stored).
+    pub fn bury(&mut self, id: &str) {
+        if self.tombstones.len() >= TOMBSTONES && !self.tombstones.contains_key(id) {
+            // Forget the oldest (a rare O(n) scan: only after 1,024 deletes).
+            let oldest = self
+                .tombstones
+                .iter()
+                .min_by_key(|(_, &at)| at)
+                .map(|(id, _)| Box::clone(id));
+            if let Some(oldest) = oldest {
+                self.tombstones.remove(&oldest);
+            }
+        }
+        self.deletes = self.deletes.wrapping_add(1);
+        let at = self.deletes;
+        *self.tombstones.entry_ref(id).or_default() = at;
+    }
+
+    /// A WebSocket event (re)added or updated `id`: pages may carry it again.
+    pub fn unbury(&mut self, id: &str) {
+        if !self.tombstones.is_empty() {
+            self.tombstones.remove(id);
+        }
+    }
+
+    /// Whether a WebSocket event deleted `id` (and none brought it back since).
+    pub fn is_buried(&self, id: &str) -> bool {
+        !self.tombstones.is_empty() && self.tombstones.contains_key(id)
+    }
+
     /// Removes a message; `false` when it was not stored.
     pub fn remove(&mut self, id: &str) -> bool {
         match self.slot_of(id) {
@@ -512,6 +549,8 @@ impl MessageIndex {
                 .capacity()
                 .saturating_mul(std::mem::size_of::<(u32, ClarificationInfo)>().saturating_add(1)),
             self.times.heap_bytes(),
+            // The deleted ids remembered (see `bury`).
+            self.tombstones.keys().map(|id| id.len().saturating_add(24)).sum(),
         ]
         .iter()
         .fold(0, |a, &b| a.saturating_add(b))

@@ -638,6 +638,10 @@ impl<P: Clone> ProjectionStore<P> {
         let entry = self.session_mut(session_id);
         let mut changed = false;
         for message in rows {
+            // A page read before a WebSocket delete must not bring the message back.
+            if entry.messages.is_buried(message.id) {
+                continue;
+            }
             changed |= matches!(
                 entry.messages.upsert(&message),
                 Upsert::Inserted | Upsert::Updated
@@ -685,13 +689,18 @@ impl<P: Clone> ProjectionStore<P> {
         entry.adopt_task(task_id);
         let row = match kind {
             MessageEventKind::Deleted => {
+                entry.messages.bury(message.id);
                 if entry.messages.remove(message.id) {
                     Upsert::Updated
                 } else {
                     Upsert::Unchanged
                 }
             }
-            _ => entry.messages.upsert(message),
+            _ => {
+                // Events apply in event order: a later event brings a deleted id back.
+                entry.messages.unbury(message.id);
+                entry.messages.upsert(message)
+            }
         };
         let row_changed = matches!(row, Upsert::Inserted | Upsert::Updated);
         if row_changed {
