@@ -189,14 +189,22 @@ mod tests {
         for i in 1000..5000 {
             rows.push(i);
         }
-        assert_eq!(rows.get(0).map(std::ptr::from_ref), first, "a full chunk stays put");
+        assert_eq!(
+            rows.get(0).map(std::ptr::from_ref),
+            first,
+            "a full chunk stays put"
+        );
         if let Some(v) = rows.get_mut(4321) {
             *v = 7;
         }
         assert_eq!(rows.get(4321), Some(&7));
         assert_eq!(rows.iter_mut().count(), 5000);
         // At most one partly used chunk: little unused room.
-        assert!(rows.heap_bytes() < 5000 * 4 + 256 * 4 + 64 * 24, "{}", rows.heap_bytes());
+        assert!(
+            rows.heap_bytes() < 5000 * 4 + 256 * 4 + 64 * 24,
+            "{}",
+            rows.heap_bytes()
+        );
     }
 
     #[test]
@@ -204,7 +212,13 @@ mod tests {
         let mut ids = Ids::default();
         let long = "x".repeat(ID_BYTES + 5);
         let texts: Vec<String> = (0..3000)
-            .map(|i| if i == 1500 { long.clone() } else { format!("message-{i:05}-é") })
+            .map(|i| {
+                if i == 1500 {
+                    long.clone()
+                } else {
+                    format!("message-{i:05}-é")
+                }
+            })
             .collect();
         let places: Vec<IdPlace> = texts.iter().map(|t| ids.push(t).expect("room")).collect();
         for (t, p) in texts.iter().zip(&places) {

@@ -89,8 +89,9 @@ mod tests {
         assert_eq!(b.hash_one("session-1"), b.hash_one("session-1"));
         // Ids differing in one character, and strings differing only in trailing zero padding,
         // hash apart (the tail word is zero-padded, so the length must not be lost).
-        let hashes: std::collections::HashSet<u64> =
-            (0..1000).map(|i| b.hash_one(format!("msg-{i:04}"))).collect();
+        let hashes: std::collections::HashSet<u64> = (0..1000)
+            .map(|i| b.hash_one(format!("msg-{i:04}")))
+            .collect();
         assert_eq!(hashes.len(), 1000);
         assert_ne!(b.hash_one("ab"), b.hash_one("ab\0"));
         // Both halves of the hash vary: hashbrown reads its control byte from the top 7 bits.

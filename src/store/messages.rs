@@ -206,7 +206,9 @@ impl MessageIndex {
     fn slot_of(&self, id: &str) -> Option<u32> {
         let hash = hash_id(&self.hasher, id);
         self.table
-            .find(hash, |&slot| self.row(slot).is_some_and(|r| self.id_of(r) == id))
+            .find(hash, |&slot| {
+                self.row(slot).is_some_and(|r| self.id_of(r) == id)
+            })
             .copied()
     }
 
@@ -550,7 +552,10 @@ impl MessageIndex {
                 .saturating_mul(std::mem::size_of::<(u32, ClarificationInfo)>().saturating_add(1)),
             self.times.heap_bytes(),
             // The deleted ids remembered (see `bury`).
-            self.tombstones.keys().map(|id| id.len().saturating_add(24)).sum(),
+            self.tombstones
+                .keys()
+                .map(|id| id.len().saturating_add(24))
+                .sum(),
         ]
         .iter()
         .fold(0, |a, &b| a.saturating_add(b))

@@ -13,8 +13,8 @@
 
 mod arena;
 pub(crate) mod hash;
-mod packed;
 pub(crate) mod messages;
+mod packed;
 mod reason;
 
 use std::cell::Cell;
@@ -41,8 +41,8 @@ use crate::rules::summary::{
 use crate::rules::turn::{current_turn, CurrentTurn, TurnReason};
 use crate::rules::{clarification, model};
 
-use messages::{MessageIndex, Upsert};
 pub use messages::MessageParts;
+use messages::{MessageIndex, Upsert};
 pub use reason::Reason;
 
 /// `session.message.added | updated | deleted`.
@@ -231,7 +231,10 @@ impl SessionEntry {
 
     /// Merges a projection under the revision rule (SPEC §5); also says whether it changed.
     fn merge_projection(&mut self, incoming: &PendingProjection) -> (Reason, bool) {
-        let (replace, why) = can_replace(self.projection.revision.as_ref(), incoming.revision.as_ref());
+        let (replace, why) = can_replace(
+            self.projection.revision.as_ref(),
+            incoming.revision.as_ref(),
+        );
         let merged = merge_projection(&self.projection, incoming);
         if merged == self.projection {
             let why = if replace || incoming.revision.is_none() {

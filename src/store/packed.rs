@@ -44,10 +44,9 @@ pub(crate) fn pack(time: &Timestamp) -> Option<u64> {
     if !in_range {
         return None;
     }
-    let rank = (((((year - FIRST_YEAR) * 12 + month - 1) * 31 + day - 1) * 24 + hour) * 60
-        + minute)
-        * 61
-        + second;
+    let rank =
+        (((((year - FIRST_YEAR) * 12 + month - 1) * 31 + day - 1) * 24 + hour) * 60 + minute) * 61
+            + second;
     Some(rank << NANO_BITS | u64::from(nanos))
 }
 
@@ -140,7 +139,10 @@ impl Times {
 
     /// Heap bytes of the side table.
     pub fn heap_bytes(&self) -> usize {
-        let side = self.side.capacity().saturating_mul(std::mem::size_of::<Option<Timestamp>>());
+        let side = self
+            .side
+            .capacity()
+            .saturating_mul(std::mem::size_of::<Option<Timestamp>>());
         side.saturating_add(self.free.capacity().saturating_mul(4))
     }
 }
@@ -204,7 +206,11 @@ mod tests {
             assert_eq!(times.get(words[i]), Some(t(a)));
             assert!(times.same(words[i], Some(&t(a))));
             for (j, b) in samples.iter().enumerate() {
-                assert_eq!(times.cmp(words[i], words[j]), t(a).cmp(&t(b)), "{a:?} vs {b:?}");
+                assert_eq!(
+                    times.cmp(words[i], words[j]),
+                    t(a).cmp(&t(b)),
+                    "{a:?} vs {b:?}"
+                );
             }
         }
         assert_eq!(times.cmp(ABSENT, words[0]), Ordering::Less);

@@ -16,14 +16,14 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::rules::model::PendingAction;
 use crate::rules::model::Revision;
-use crate::rules::revision::PendingProjection;
-use crate::rules::turn::CurrentTurn;
 use crate::rules::model::{MessageKind, RequestStatus};
+use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
+use crate::rules::turn::CurrentTurn;
 use crate::store::{MessageEventKind, MessageParts};
 use crate::store::{Navigation, ProjectionStore as Store, Reason};
-use crate::wire::store_api as api;
 use crate::wire::integral_u64;
+use crate::wire::store_api as api;
 
 use super::convert::{js_error, set, Js};
 
@@ -366,7 +366,9 @@ impl JsProjectionStore {
             let end = at.checked_add(len).ok_or_else(|| misuse("length"))?;
             let bytes = scratch.get(at..end).ok_or_else(|| misuse("length"))?;
             at = end;
-            std::str::from_utf8(bytes).map(Some).map_err(|_| misuse("text"))
+            std::str::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| misuse("text"))
         };
         let id = text(id_len)?.ok_or_else(|| misuse("id"))?;
         let created_at = text(created_len)?.map(Timestamp::parse).unwrap_or_default();
