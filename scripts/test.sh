@@ -93,9 +93,14 @@ if [ -z "${SETUP_FAILED:-}" ]; then
       --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$COUNTS_JSON" \
       tests/js/ || true
+    # End-to-end: the demo page (www/dist) in headless Chromium against the real server binary
+    # (feature `server`) on throwaway SQLite files, driven by the simulator endpoints.
+    stage e2e bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server &&
+      node --test --test-concurrency=1 --test-reporter=spec tests/e2e/' || true
   else
     skip_stage tsc "package build failed"
     skip_stage node-test "package build failed"
+    skip_stage e2e "package build failed"
   fi
 fi
 

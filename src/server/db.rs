@@ -22,11 +22,18 @@ pub enum Backend {
 
 /// The versioned migrations, in order. Each file runs once per database (sqlx's
 /// `_sqlx_migrations` table records it); a released file is never edited, a change is a new file.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "schema",
-    include_str!("../../migrations/0001_schema.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "schema",
+        include_str!("../../migrations/0001_schema.sql"),
+    ),
+    (
+        2,
+        "task title",
+        include_str!("../../migrations/0002_task_title.sql"),
+    ),
+];
 
 /// The embedded migrations as an sqlx migration source.
 #[derive(Debug)]

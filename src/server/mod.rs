@@ -18,6 +18,7 @@
 //! | [`lifecycle`] | profile switch (keep/reuse/new, complete/park), stamped stop intents | §10 |
 //! | [`events`] | event names, `EventSink`, in-memory broadcast sink | — |
 //! | [`clock`] | injectable wall clock, wire timestamps | — |
+//! | [`http`] | the reference server: REST, WebSocket hub, simulator, demo seeding (docs/server-api.md) | §1 |
 //!
 //! Wiring, in startup order:
 //!
@@ -66,6 +67,7 @@ pub mod clock;
 pub mod db;
 pub mod error;
 pub mod events;
+pub mod http;
 pub mod lifecycle;
 pub mod projection;
 pub mod respond;

@@ -144,6 +144,22 @@ impl TurnRow {
     }
 }
 
+impl TurnRow {
+    /// The wire object of the turn (REST turn lists, `turn.started` / `turn.completed`).
+    pub fn to_wire(&self) -> Value {
+        json!({
+            "id": self.id,
+            "session_id": self.session_id,
+            "task_id": self.task_id,
+            "started_at": self.started_at_text,
+            "completed_at": self.completed_at,
+            "created_at": self.created_at_text,
+            "updated_at": self.updated_at,
+            "metadata": self.metadata,
+        })
+    }
+}
+
 impl TurnRecord for TurnRow {
     fn id(&self) -> &str {
         &self.id
@@ -424,6 +440,35 @@ impl Storage {
         }
     }
 
+    /// A task's display title (`""` when none was set).
+    pub async fn task_title(&self, id: &str) -> Result<String> {
+        let title: Option<String> = sqlx::query_scalar("SELECT title FROM tasks WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.db.pool())
+            .await?;
+        title.ok_or_else(|| ServerError::NotFound {
+            what: "task",
+            id: id.to_owned(),
+        })
+    }
+
+    pub async fn set_task_title(&self, id: &str, title: &str) -> Result<()> {
+        sqlx::query("UPDATE tasks SET title = $1 WHERE id = $2")
+            .bind(title)
+            .bind(id)
+            .execute(self.db.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// How many tasks exist (archived or not).
+    pub async fn task_count(&self) -> Result<i64> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks")
+            .fetch_one(self.db.pool())
+            .await?;
+        Ok(count)
+    }
+
     pub async fn set_task_archived(&self, id: &str, archived: bool) -> Result<()> {
         sqlx::query("UPDATE tasks SET archived = $1 WHERE id = $2")
             .bind(from_bool(archived))
@@ -539,6 +584,20 @@ impl Storage {
         .execute(self.db.pool())
         .await?;
         Ok(())
+    }
+
+    pub async fn turn(&self, id: &str) -> Result<TurnRow> {
+        let row = sqlx::query(&format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(self.db.pool())
+            .await?;
+        match row {
+            Some(row) => TurnRow::read(&row),
+            None => Err(ServerError::NotFound {
+                what: "turn",
+                id: id.to_owned(),
+            }),
+        }
     }
 
     pub async fn complete_turn(&self, id: &str, completed_at: &str) -> Result<()> {

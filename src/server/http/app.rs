@@ -1,0 +1,338 @@
+//! The server's shared state: storage, the WebSocket hub, the simulated agent, and the services of
+//! the current start ([`Core`]), which a simulated restart replaces as a whole.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Map, Value};
+use tokio::sync::{OwnedMutexGuard, RwLock, RwLockReadGuard};
+
+use crate::server::clock::{wire_time, Clock};
+use crate::server::error::ServerError;
+use crate::server::events::{Event, EventSink, PublishError, SESSION_STATE_CHANGED};
+use crate::server::projection::{action_json, revision_json, Projector};
+use crate::server::respond::{IntentReconciliation, RespondService};
+use crate::server::revision::RevisionClock;
+use crate::server::stall::{StallService, SweepReport};
+use crate::server::storage::Storage;
+use crate::server::summary::SummaryRepair;
+use crate::server::Db;
+
+use super::hub::Hub;
+use super::sim::SimAgent;
+use super::{Config, StartError};
+
+/// The services of one start: they share its revision clock (epoch).
+pub struct Core {
+    pub projector: Projector,
+    pub summaries: SummaryRepair,
+    pub respond: RespondService<SimAgent, SimAgent>,
+    pub stall: StallService<SimAgent>,
+    stall_sink: Arc<HeldStateChanges>,
+}
+
+/// The sink of the stall service: `task.stalled` goes straight to the hub; the
+/// `session.state_changed` of a heal is held until the sweep ends, then published with the
+/// session's projection keys (a cancelled session's projection is clean, and a client that held
+/// another action must learn it).
+struct HeldStateChanges {
+    hub: Arc<Hub>,
+    held: Mutex<Vec<Event>>,
+}
+
+impl EventSink for HeldStateChanges {
+    fn publish(&self, event: Event) -> Result<(), PublishError> {
+        if event.name == SESSION_STATE_CHANGED {
+            self.held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(event);
+            Ok(())
+        } else {
+            self.hub.publish(event)
+        }
+    }
+}
+
+impl Core {
+    fn new(
+        db: &Db,
+        clock: RevisionClock,
+        hub: &Arc<Hub>,
+        agent: &Arc<SimAgent>,
+        wall: &Arc<dyn Clock>,
+        stall_threshold: Duration,
+    ) -> Core {
+        let storage = Storage::new(db.clone());
+        let projector = Projector::new(storage.clone(), clock);
+        let events: Arc<dyn EventSink> = hub.clone();
+        let summaries = SummaryRepair::new(projector.clone(), events.clone(), wall.clone());
+        let respond = RespondService::new(
+            projector.clone(),
+            agent.clone(),
+            agent.clone(),
+            events,
+            wall.clone(),
+        )
+        .with_summary_repair(summaries.clone());
+        let stall_sink = Arc::new(HeldStateChanges {
+            hub: hub.clone(),
+            held: Mutex::new(Vec::new()),
+        });
+        let stall = StallService::new(storage, agent.clone(), wall.clone(), stall_sink.clone())
+            .with_threshold(stall_threshold);
+        Core {
+            projector,
+            summaries,
+            respond,
+            stall,
+            stall_sink,
+        }
+    }
+
+    /// This start's revision epoch.
+    pub fn epoch(&self) -> &str {
+        self.projector.clock().started_epoch()
+    }
+}
+
+/// The application state shared by every handler.
+pub struct App {
+    pub db: Db,
+    pub storage: Storage,
+    pub clock: Arc<dyn Clock>,
+    pub hub: Arc<Hub>,
+    pub agent: Arc<SimAgent>,
+    pub simulator: bool,
+    stall_threshold: Duration,
+    /// Handlers hold a read guard for their whole request; a restart takes the write guard, so
+    /// no request straddles two starts.
+    core: RwLock<Arc<Core>>,
+    session_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl App {
+    /// Allocates this start's epoch, reconciles outstanding delivery intents (before serving).
+    pub async fn start(db: Db, config: &Config) -> Result<Arc<App>, StartError> {
+        let revision_clock = RevisionClock::start(db.clone()).await?;
+        let epoch = revision_clock.started_epoch().to_owned();
+        let hub = Arc::new(Hub::new(
+            config.ws_buffer,
+            &epoch,
+            &wire_time(config.clock.now()),
+        ));
+        let agent = Arc::new(SimAgent::default());
+        let core = Core::new(
+            &db,
+            revision_clock,
+            &hub,
+            &agent,
+            &config.clock,
+            config.stall_threshold,
+        );
+        let reconciled = core.respond.reconcile_intents().await?;
+        if !reconciled.is_empty() {
+            tracing::info!(count = reconciled.len(), "startup reconciliation done");
+        }
+        Ok(Arc::new(App {
+            storage: Storage::new(db.clone()),
+            db,
+            clock: config.clock.clone(),
+            hub,
+            agent,
+            simulator: config.simulator,
+            stall_threshold: config.stall_threshold,
+            core: RwLock::new(Arc::new(core)),
+            session_locks: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The services of the current start (hold the guard for the whole request).
+    pub async fn core(&self) -> RwLockReadGuard<'_, Arc<Core>> {
+        self.core.read().await
+    }
+
+    /// Serializes the requests that write a session (simulator calls, respond): each reserves
+    /// its revisions after its writes and publishes in that order, so a session's events reach
+    /// clients in revision order and a `session.state_changed` is never older than an event
+    /// the client already applied (the store drops the state of an older one).
+    pub async fn lock_session(&self, session_id: &str) -> OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self
+                .session_locks
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            locks.retain(|_, lock| Arc::strong_count(lock) > 1);
+            locks.entry(session_id.to_owned()).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
+
+    pub fn now(&self) -> String {
+        wire_time(self.clock.now())
+    }
+
+    /// Publishes an event to every socket.
+    pub fn publish(&self, name: &'static str, payload: Value) {
+        if let Err(error) = self.hub.publish(Event { name, payload }) {
+            tracing::warn!(name, %error, "event publication failed");
+        }
+    }
+
+    /// A simulated restart in process: waiters and executions are lost, a new revision epoch
+    /// is allocated, outstanding delivery intents are reconciled, and every socket receives
+    /// `server.hello` with the new epoch.
+    pub async fn restart(&self) -> Result<(String, Vec<IntentReconciliation>), ServerError> {
+        let mut core = self.core.write().await;
+        self.agent.restart();
+        let clock = RevisionClock::start(self.db.clone()).await?;
+        let fresh = Core::new(
+            &self.db,
+            clock,
+            &self.hub,
+            &self.agent,
+            &self.clock,
+            self.stall_threshold,
+        );
+        let epoch = fresh.epoch().to_owned();
+        *core = Arc::new(fresh);
+        let reconciled = core.respond.reconcile_intents().await?;
+        drop(core);
+        self.hub.hello(&epoch, &self.now());
+        tracing::info!(%epoch, reconciled = reconciled.len(), "simulated restart");
+        Ok((epoch, reconciled))
+    }
+
+    /// One stall sweep; a healed session's state change is published with its projection and
+    /// its task's summary is refreshed.
+    pub async fn sweep(&self) -> Result<SweepReport, ServerError> {
+        let core = self.core().await;
+        let result = core.stall.sweep().await;
+        let held: Vec<Event> = std::mem::take(
+            &mut *core
+                .stall_sink
+                .held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let mut tasks: Vec<String> = Vec::new();
+        for event in held {
+            let mut payload = event.payload;
+            let session_id = payload
+                .get("session_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if let Value::Object(map) = &mut payload {
+                insert_projection(&core, &session_id, map).await;
+                if let Some(task) = map.get("task_id").and_then(Value::as_str) {
+                    if !tasks.iter().any(|t| t == task) {
+                        tasks.push(task.to_owned());
+                    }
+                }
+            }
+            self.agent.detach(&session_id);
+            self.publish(event.name, payload);
+        }
+        for task in tasks {
+            if let Err(error) = core.summaries.repair(&task).await {
+                tracing::warn!(task_id = %task, %error, "summary refresh after heal failed");
+            }
+        }
+        result
+    }
+}
+
+/// Adds the session's `pending_action` and `pending_action_revision` to an event payload; both
+/// stay omitted when the projection fails (omitted = keep what you have).
+pub async fn insert_projection(core: &Core, session_id: &str, map: &mut Map<String, Value>) {
+    match core.projector.project_sessions(&[session_id]).await {
+        Ok(projections) => {
+            if let Some(p) = projections.first() {
+                map.insert("pending_action".into(), action_json(p.pending_action));
+                map.insert("pending_action_revision".into(), revision_json(&p.revision));
+            }
+        }
+        Err(error) => {
+            tracing::warn!(session_id, %error, "projection failed; event omits it");
+        }
+    }
+}
+
+/// An API error: `{"error": {"code", "message"}}` with its HTTP status.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, code, message)
+    }
+
+    /// A server error as a projection failure (500 `projection_failed`), unless it is a 404.
+    pub fn projection(error: ServerError) -> ApiError {
+        match error {
+            ServerError::NotFound { .. } => ApiError::from(error),
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "projection_failed",
+                other.to_string(),
+            ),
+        }
+    }
+}
+
+impl From<ServerError> for ApiError {
+    fn from(error: ServerError) -> ApiError {
+        let (status, code) = match &error {
+            ServerError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            ServerError::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            ServerError::CorruptRow { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt_row"),
+            ServerError::Database(_) | ServerError::Migrate(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "database_error")
+            }
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
+        };
+        if status.is_server_error() {
+            tracing::warn!(%error, code, "request failed");
+        }
+        ApiError::new(status, code, error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        (self.status, Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T = Response> = Result<T, ApiError>;
+
+/// A 200 JSON response.
+pub fn ok(body: Value) -> Response {
+    (StatusCode::OK, Json(body)).into_response()
+}

@@ -1,0 +1,237 @@
+//! The REST routes (SPEC §1 shapes), the WebSocket upgrade, static files, and the route table.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Json, Router};
+use serde_json::{json, Map, Value};
+use tower_http::services::ServeDir;
+
+use crate::rules::model::MessageRecord;
+use crate::rules::respond::{RespondReply, Response as ResponseKind};
+use crate::rules::time::Timestamp;
+use crate::rules::turn::visible_turn_history;
+use crate::server::projection::{action_json, load_snapshots};
+use crate::server::respond::{reply_json, reply_text, ResponseInput};
+use crate::server::storage::TaskRow;
+use crate::server::ServerError;
+
+use super::app::{ok, ApiError, ApiResult, App, Core};
+use super::{sim, Config};
+
+/// The whole route table.
+pub fn router(app: Arc<App>, config: &Config) -> Router {
+    let mut api = Router::new()
+        .route("/api/v1/tasks", get(list_tasks))
+        .route("/api/v1/tasks/{task_id}/task-sessions", get(task_sessions))
+        .route("/api/v1/task-sessions/{session_id}/turns", get(turns))
+        .route("/api/v1/task-sessions/{session_id}/messages", get(messages))
+        .route("/api/v1/clarification/{pending_id}/respond", post(respond))
+        .route("/api/v1/ws", get(websocket))
+        .route("/healthz", get(health));
+    if config.simulator {
+        api = api.merge(sim::routes());
+    }
+    api.route("/api/{*rest}", any(unknown_api))
+        .with_state(app)
+        .nest_service("/pkg", ServeDir::new(&config.pkg))
+        .fallback_service(ServeDir::new(&config.www))
+}
+
+async fn unknown_api() -> ApiError {
+    ApiError::not_found("no such endpoint")
+}
+
+/// A JSON request body (empty = `{}`); anything else is a 400.
+pub fn body_json(body: &Bytes) -> ApiResult<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("body is not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request("body must be a JSON object"));
+    }
+    Ok(value)
+}
+
+async fn health(State(app): State<Arc<App>>) -> Response {
+    let core = app.core().await;
+    ok(json!({ "ok": true, "epoch": core.epoch() }))
+}
+
+async fn websocket(State(app): State<Arc<App>>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.on_upgrade(move |socket| async move { app.hub.serve_socket(socket).await })
+}
+
+/// The task as the task list (and `task.updated`) returns it: the services' task answer
+/// (repaired summary or invalidation marker, legacy `task_pending_action`) plus the primary
+/// session's action and the task's display fields.
+pub async fn task_wire(app: &App, core: &Core, task: &TaskRow) -> Result<Value, ServerError> {
+    let answer = core.summaries.task_answer(&task.id).await?;
+    let sessions = core.projector.task_sessions(&task.id).await?;
+    let primary = sessions
+        .iter()
+        .find(|s| s.session.is_primary)
+        .and_then(|s| s.pending_action);
+    let mut object = match answer {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    object.insert(
+        "title".into(),
+        Value::from(app.storage.task_title(&task.id).await?),
+    );
+    object.insert("archived".into(), Value::Bool(task.archived));
+    object.insert("created_at".into(), Value::from(task.created_at.as_str()));
+    object.insert("updated_at".into(), Value::from(task.updated_at.as_str()));
+    object.insert(
+        "primary_session_pending_action".into(),
+        action_json(primary),
+    );
+    Ok(Value::Object(object))
+}
+
+/// Newest first by `created_at` (the rules' timestamp order), then id.
+fn newest_task_first(a: &TaskRow, b: &TaskRow) -> Ordering {
+    Timestamp::parse(&b.created_at)
+        .cmp(&Timestamp::parse(&a.created_at))
+        .then_with(|| a.id.cmp(&b.id))
+}
+
+/// `GET /api/v1/tasks`: unarchived tasks, newest first. A projection failure is a 500.
+async fn list_tasks(State(app): State<Arc<App>>) -> ApiResult {
+    let core = app.core().await;
+    let mut rows = app.storage.unarchived_tasks().await?;
+    rows.sort_by(newest_task_first);
+    let mut tasks = Vec::with_capacity(rows.len());
+    for row in &rows {
+        tasks.push(
+            task_wire(&app, &core, row)
+                .await
+                .map_err(ApiError::projection)?,
+        );
+    }
+    Ok(ok(json!({ "tasks": tasks })))
+}
+
+/// `GET /api/v1/tasks/:task_id/task-sessions`: newest first with the authoritative projection;
+/// 500 (never a falsely clean list) when the projection fails.
+async fn task_sessions(State(app): State<Arc<App>>, Path(task_id): Path<String>) -> ApiResult {
+    let core = app.core().await;
+    app.storage.task(&task_id).await?;
+    let sessions = core
+        .projector
+        .task_sessions(&task_id)
+        .await
+        .map_err(ApiError::projection)?;
+    let sessions: Vec<Value> = sessions.iter().map(|s| s.to_wire()).collect();
+    Ok(ok(json!({ "sessions": sessions })))
+}
+
+/// `GET /api/v1/task-sessions/:session_id/turns`: the visible turn history (SPEC §2: published
+/// turns, ascending), read in one snapshot with the messages that publish reservations.
+async fn turns(State(app): State<Arc<App>>, Path(session_id): Path<String>) -> ApiResult {
+    let _core = app.core().await;
+    let snapshot = load_snapshots(&app.storage, &[session_id.as_str()])
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::not_found(format!("session {session_id:?} not found")))?;
+    let referenced = |turn: &str| snapshot.messages.iter().any(|m| m.turn_id() == Some(turn));
+    let turns: Vec<Value> = visible_turn_history(&snapshot.turns, referenced)
+        .into_iter()
+        .filter_map(|i| snapshot.turns.get(i).map(|t| t.to_wire()))
+        .collect();
+    Ok(ok(json!({ "turns": turns })))
+}
+
+/// `GET /api/v1/task-sessions/:session_id/messages`: in creation (insertion) order.
+async fn messages(State(app): State<Arc<App>>, Path(session_id): Path<String>) -> ApiResult {
+    let _core = app.core().await;
+    app.storage.session(&session_id).await?;
+    let rows = app.storage.messages_of_session(&session_id).await?;
+    let messages: Vec<Value> = rows.iter().map(|m| m.to_wire()).collect();
+    Ok(ok(json!({ "messages": messages })))
+}
+
+/// The respond body: `{"answers": [{"question_id", "answer"}, ...]}` or `{"reject": true}`.
+fn response_input(body: Value) -> ApiResult<ResponseInput> {
+    let reject = body.get("reject");
+    let answers = body.get("answers");
+    match (reject, answers) {
+        (Some(Value::Bool(true)), None) => Ok(ResponseInput {
+            kind: ResponseKind::Reject,
+            payload: body,
+        }),
+        (None, Some(Value::Array(items))) if !items.is_empty() => {
+            let well_formed = items.iter().all(|item| {
+                item.get("question_id").is_some_and(Value::is_string)
+                    && item.get("answer").is_some_and(Value::is_string)
+            });
+            if !well_formed {
+                return Err(ApiError::bad_request(
+                    "each answer needs a string question_id and a string answer",
+                ));
+            }
+            Ok(ResponseInput {
+                kind: ResponseKind::Answer,
+                payload: body,
+            })
+        }
+        _ => Err(ApiError::bad_request(
+            "expected {\"answers\": [{\"question_id\", \"answer\"}, ...]} or {\"reject\": true}",
+        )),
+    }
+}
+
+/// `POST /api/v1/clarification/:pending_id/respond` (SPEC §8): 200 success, 409 conflict, 503
+/// retryable, 500 non-retryable. After a success the simulated agent continues its turn.
+async fn respond(
+    State(app): State<Arc<App>>,
+    Path(pending_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let input = response_input(body_json(&body)?)?;
+    // The bundle's session, when it has exactly one (otherwise respond answers the error).
+    let session = match app
+        .storage
+        .sessions_with_bundle(&pending_id)
+        .await?
+        .as_slice()
+    {
+        [one] => Some(one.clone()),
+        _ => None,
+    };
+    let _session = match &session {
+        Some(session) => Some(app.lock_session(session).await),
+        None => None,
+    };
+    let core = app.core().await;
+    let outcome = core.respond.respond(&pending_id, &input).await;
+    let continuation = app.agent.take_continuation(&pending_id);
+    let outcome = outcome?;
+    let status = match outcome.reply {
+        RespondReply::Success => StatusCode::OK,
+        RespondReply::Conflict => StatusCode::CONFLICT,
+        RespondReply::RetryableError => StatusCode::SERVICE_UNAVAILABLE,
+        RespondReply::NonRetryableError => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    if outcome.reply == RespondReply::Success {
+        if let Some(continuation) = continuation {
+            sim::continue_after_response(&app, &core, continuation).await?;
+        }
+    }
+    let mut body = match reply_json(&outcome) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    body.insert("outcome".into(), Value::from(reply_text(outcome.reply)));
+    Ok((status, Json(Value::Object(body))).into_response())
+}

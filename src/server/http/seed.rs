@@ -1,0 +1,136 @@
+//! The demo data of `--seed-demo`, written through the simulator's operations (so it is exactly
+//! what an agent driving the simulator would have produced):
+//!
+//! 1. a task whose primary session asks a three-question clarification (live waiter);
+//! 2. a task whose only current question is owned by a secondary session, while the primary
+//!    session holds an older detached question superseded by a newer turn;
+//! 3. a task waiting on a permission.
+
+use crate::server::ServerError;
+
+use super::app::{ApiError, App};
+use super::sim;
+use super::StartError;
+
+/// Creates the demo tasks when the database has no tasks; `Ok(false)` when it had some.
+pub async fn seed_if_empty(app: &App) -> Result<bool, StartError> {
+    if app.storage.task_count().await? > 0 {
+        tracing::info!("database has tasks: demo seeding skipped");
+        return Ok(false);
+    }
+    seed(app).await.map_err(|e| {
+        StartError::Startup(ServerError::Invalid(format!(
+            "demo seeding failed: {} ({})",
+            e.message, e.code
+        )))
+    })?;
+    tracing::info!("seeded the demo tasks");
+    Ok(true)
+}
+
+async fn seed(app: &App) -> Result<(), ApiError> {
+    let core = app.core().await;
+    let core = &*core;
+
+    // 1. The primary session asks a multi-question clarification, live.
+    let task = sim::create_task(app, core, "Refactor the billing module").await?;
+    let session = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    sim::start_turn(
+        app,
+        core,
+        &session,
+        false,
+        "Split the billing module into invoicing and payments.",
+    )
+    .await?;
+    sim::post_message(
+        app,
+        core,
+        &session,
+        "message",
+        "agent",
+        "I mapped the module; before moving code I need a few decisions.",
+    )
+    .await?;
+    sim::ask_clarification(
+        app,
+        core,
+        &session,
+        &[
+            "Keep the public billing API stable, or may callers change?".into(),
+            "Which currency rounding rule should invoicing use?".into(),
+            "Should payments keep its own database schema?".into(),
+        ],
+        true,
+    )
+    .await?;
+
+    // 2. An older detached question superseded in the primary session's history; the current
+    //    question belongs to a secondary session.
+    let task = sim::create_task(app, core, "Upgrade the CI pipeline").await?;
+    let primary = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    let first = sim::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
+    sim::ask_clarification(
+        app,
+        core,
+        &primary,
+        &["May the nightly job move to the new runners too?".into()],
+        false,
+    )
+    .await?;
+    sim::complete_turn(app, core, &first).await?;
+    sim::start_turn(
+        app,
+        core,
+        &primary,
+        false,
+        "Only the pull-request jobs for now, please.",
+    )
+    .await?;
+    sim::post_message(
+        app,
+        core,
+        &primary,
+        "message",
+        "agent",
+        "Moving the pull-request jobs; a reviewer session checks the cache settings.",
+    )
+    .await?;
+    let reviewer = sim::create_session(app, core, &task, false, "reviewer", "RUNNING").await?;
+    sim::start_turn(
+        app,
+        core,
+        &reviewer,
+        false,
+        "Review the cache settings of the new runners.",
+    )
+    .await?;
+    sim::ask_clarification(
+        app,
+        core,
+        &reviewer,
+        &["Is a 2 GB cache per branch acceptable?".into()],
+        true,
+    )
+    .await?;
+
+    // 3. A permission.
+    let task = sim::create_task(app, core, "Deploy preview environment").await?;
+    let session = sim::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
+    sim::start_turn(
+        app,
+        core,
+        &session,
+        false,
+        "Deploy a preview of the current branch.",
+    )
+    .await?;
+    sim::ask_permission(
+        app,
+        core,
+        &session,
+        "Run `terraform apply` on the preview workspace?",
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,1099 @@
+//! The simulated agent and the simulator API (`--simulator`, docs/server-api.md).
+//!
+//! [`SimAgent`] is this process's agent runtime, deterministic and in memory:
+//!
+//! * **waiters** ([`WaiterRegistry`]): a live clarification registers a waiter before its rows
+//!   are written; `deliver` takes the response and records a continuation;
+//! * **resumes** ([`Resumer`]): a detached answer's resume is acknowledged (or refused, per the
+//!   session's `resume` mode set by `detach`) and records a continuation;
+//! * **executions** ([`ExecutionRegistry`]): a session has a live execution while the agent is
+//!   attached to it (created active, a turn started, a live question asked); `detach`, a
+//!   terminal state and a restart end it.
+//!
+//! After a successful respond, the continuation runs: a live waiter continues the bundle's turn
+//! (an agent message, the turn completes, the session goes `IDLE`); a resumed session gets a
+//! successor turn that does the same.
+//!
+//! Every simulator call writes through [`Storage`] and publishes the events a real agent would
+//! cause: `session.message.*` with the session's projection (built by the [`Projector`]),
+//! `turn.*`, `session.created`, `session.state_changed` (with projection keys), `task.updated`,
+//! and a summary repair after each change (`task.status_summary.updated` when the task's action
+//! moved).
+//!
+//! [`Projector`]: crate::server::projection::Projector
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+use serde_json::{json, Map, Value};
+
+use crate::rules::model::{MessageKind, MessageRecord, RequestStatus, SessionState, TurnRecord};
+use crate::rules::respond::{Response as ResponseKind, ResumeReport};
+use crate::rules::stall::Execution;
+use crate::rules::turn::{current_turn, CurrentTurn};
+use crate::server::events::SESSION_STATE_CHANGED;
+use crate::server::projection::{load_snapshots, MessageEventKind};
+use crate::server::respond::{
+    DeliveryError, ResponseInput, ResumeRequest, Resumer, WaiterRegistry,
+};
+use crate::server::stall::ExecutionRegistry;
+use crate::server::storage::{MessageRow, NewMessage, NewSession, NewTask, NewTurn, StateChange};
+use crate::server::ServerError;
+
+use super::app::{insert_projection, ok, ApiError, ApiResult, App, Core};
+use super::hub::Frame;
+use super::routes::{body_json, task_wire};
+
+/// `session.created`: the Session (projection keys included).
+pub const SESSION_CREATED: &str = "session.created";
+/// `turn.started`: the Turn.
+pub const TURN_STARTED: &str = "turn.started";
+/// `turn.completed`: the Turn.
+pub const TURN_COMPLETED: &str = "turn.completed";
+/// `task.updated`: the Task as the task list returns it.
+pub const TASK_UPDATED: &str = "task.updated";
+
+/// The workspace of simulated tasks.
+pub const WORKSPACE: &str = "ws-demo";
+
+/// How a detached session's next resumes answer (`detach` body `resume`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResumeMode {
+    /// Acknowledged and published: the answer succeeds.
+    #[default]
+    Accepted,
+    /// Known not accepted, rolled back: retryable error, the bundle is restored.
+    NotAccepted,
+    /// No answer within the attempt: non-retryable error, the bundle stays terminal.
+    Ambiguous,
+}
+
+impl ResumeMode {
+    fn parse(text: &str) -> Option<ResumeMode> {
+        match text {
+            "accepted" => Some(ResumeMode::Accepted),
+            "not_accepted" => Some(ResumeMode::NotAccepted),
+            "ambiguous" => Some(ResumeMode::Ambiguous),
+            _ => None,
+        }
+    }
+}
+
+/// What the agent does after a successful response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Continuation {
+    pub session_id: String,
+    pub pending_id: String,
+    /// A detached answer resumed the session (a successor turn), rather than a live waiter.
+    pub resumed: bool,
+    pub kind: ResponseKind,
+    pub payload: Value,
+}
+
+#[derive(Debug, Default)]
+struct AgentState {
+    /// pending id → session id.
+    waiters: HashMap<String, String>,
+    /// Sessions with a live execution.
+    attached: HashSet<String>,
+    resume: HashMap<String, ResumeMode>,
+    continuations: HashMap<String, Continuation>,
+}
+
+/// The in-memory simulated agent. See the module docs.
+#[derive(Debug, Default)]
+pub struct SimAgent {
+    state: Mutex<AgentState>,
+}
+
+impl SimAgent {
+    fn lock(&self) -> MutexGuard<'_, AgentState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The agent runs the session (a live execution).
+    pub fn attach(&self, session_id: &str) {
+        self.lock().attached.insert(session_id.to_owned());
+    }
+
+    /// Registers a live waiter for a bundle (the agent blocks on its clarification tool call).
+    pub fn add_waiter(&self, pending_id: &str, session_id: &str) {
+        let mut state = self.lock();
+        state
+            .waiters
+            .insert(pending_id.to_owned(), session_id.to_owned());
+        state.attached.insert(session_id.to_owned());
+    }
+
+    /// The agent leaves the session: its waiters and its execution are gone.
+    pub fn detach(&self, session_id: &str) {
+        let mut state = self.lock();
+        state.waiters.retain(|_, session| session != session_id);
+        state.attached.remove(session_id);
+    }
+
+    /// How the session's next resumes answer.
+    pub fn set_resume_mode(&self, session_id: &str, mode: ResumeMode) {
+        self.lock().resume.insert(session_id.to_owned(), mode);
+    }
+
+    /// A restart: every waiter, execution and pending continuation is lost.
+    pub fn restart(&self) {
+        let mut state = self.lock();
+        state.waiters.clear();
+        state.attached.clear();
+        state.continuations.clear();
+    }
+
+    /// The continuation a respond recorded for a bundle, if any.
+    pub fn take_continuation(&self, pending_id: &str) -> Option<Continuation> {
+        self.lock().continuations.remove(pending_id)
+    }
+}
+
+impl WaiterRegistry for SimAgent {
+    fn has_waiter(&self, pending_id: &str) -> bool {
+        self.lock().waiters.contains_key(pending_id)
+    }
+
+    async fn deliver(
+        &self,
+        pending_id: &str,
+        response: &ResponseInput,
+    ) -> Result<(), DeliveryError> {
+        let mut state = self.lock();
+        let Some(session_id) = state.waiters.remove(pending_id) else {
+            return Err(DeliveryError(format!("no waiter for {pending_id}")));
+        };
+        state.continuations.insert(
+            pending_id.to_owned(),
+            Continuation {
+                session_id,
+                pending_id: pending_id.to_owned(),
+                resumed: false,
+                kind: response.kind,
+                payload: response.payload.clone(),
+            },
+        );
+        Ok(())
+    }
+}
+
+impl Resumer for SimAgent {
+    async fn resume(&self, request: &ResumeRequest) -> ResumeReport {
+        let mut state = self.lock();
+        let mode = state
+            .resume
+            .get(&request.session_id)
+            .copied()
+            .unwrap_or_default();
+        match mode {
+            ResumeMode::Accepted => {
+                state.attached.insert(request.session_id.clone());
+                state.continuations.insert(
+                    request.pending_id.clone(),
+                    Continuation {
+                        session_id: request.session_id.clone(),
+                        pending_id: request.pending_id.clone(),
+                        resumed: true,
+                        kind: ResponseKind::Answer,
+                        payload: request.answer.clone(),
+                    },
+                );
+                ResumeReport::AcceptedAndPublished
+            }
+            ResumeMode::NotAccepted => ResumeReport::NotAccepted {
+                rollback_succeeded: true,
+            },
+            ResumeMode::Ambiguous => ResumeReport::Ambiguous,
+        }
+    }
+}
+
+impl ExecutionRegistry for SimAgent {
+    fn execution(&self, session_id: &str) -> Execution {
+        if self.lock().attached.contains(session_id) {
+            Execution::Live
+        } else {
+            Execution::Absent
+        }
+    }
+}
+
+// ---- operations (shared by the routes and the demo seeding) ----------------------------------
+
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}
+
+fn known_state(text: &str) -> Result<SessionState, ApiError> {
+    match SessionState::parse(text) {
+        SessionState::Other => Err(ApiError::bad_request(format!(
+            "unknown session state {text:?}"
+        ))),
+        state => Ok(state),
+    }
+}
+
+/// Refreshes the task's status summary against its authoritative action (publishes
+/// `task.status_summary.updated` when it moved).
+async fn repair(core: &Core, task_id: &str) {
+    if let Err(error) = core.summaries.repair(task_id).await {
+        tracing::warn!(task_id, %error, "summary repair failed");
+    }
+}
+
+async fn publish_message(app: &App, core: &Core, kind: MessageEventKind, row: &MessageRow) {
+    core.projector
+        .publish_message_event(app.hub.as_ref(), kind, &row.session_id, row.to_wire())
+        .await;
+}
+
+/// Publishes `session.state_changed` with the session's projection keys.
+async fn publish_state(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    previous: &str,
+    reason: &str,
+) -> Result<(), ServerError> {
+    let row = app.storage.session(session_id).await?;
+    let task = app.storage.task(&row.task_id).await?;
+    let mut payload = Map::new();
+    payload.insert("session_id".into(), Value::from(row.id.as_str()));
+    payload.insert("task_id".into(), Value::from(row.task_id.as_str()));
+    payload.insert("workspace_id".into(), Value::from(task.workspace_id));
+    payload.insert("state".into(), Value::from(row.state_text.as_str()));
+    payload.insert("previous_state".into(), Value::from(previous));
+    payload.insert("reason".into(), Value::from(reason));
+    payload.insert("updated_at".into(), Value::from(row.updated_at.as_str()));
+    insert_projection(core, session_id, &mut payload).await;
+    app.publish(SESSION_STATE_CHANGED, Value::Object(payload));
+    Ok(())
+}
+
+/// Sets a session's state (compare-and-set on its version, retried) and publishes the change.
+/// `Ok(false)`: it already had that state. A terminal state ends the agent's execution.
+pub async fn set_state(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    state: &str,
+    reason: &str,
+) -> Result<bool, ServerError> {
+    for _ in 0..8 {
+        let row = app.storage.session(session_id).await?;
+        if row.state_text == state {
+            return Ok(false);
+        }
+        let now = app.now();
+        let terminal = SessionState::parse(state).is_terminal();
+        let change = StateChange {
+            state,
+            updated_at: &now,
+            completed_at: terminal.then_some(now.as_str()),
+            reason: Some(reason),
+        };
+        if app
+            .storage
+            .cas_session_state(session_id, row.version, &change)
+            .await?
+        {
+            if terminal {
+                app.agent.detach(session_id);
+            }
+            publish_state(app, core, session_id, &row.state_text, reason).await?;
+            return Ok(true);
+        }
+    }
+    Err(ServerError::Invalid(format!(
+        "session {session_id:?} kept changing; state not set"
+    )))
+}
+
+/// The session's current turn by the turn rule (SPEC §2; the state is not consulted: the agent
+/// writes into its turn whatever the session state).
+pub async fn current_turn_id(app: &App, session_id: &str) -> Result<Option<String>, ServerError> {
+    let snapshot = load_snapshots(&app.storage, &[session_id])
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ServerError::NotFound {
+            what: "session",
+            id: session_id.to_owned(),
+        })?;
+    let referenced = |turn: &str| snapshot.messages.iter().any(|m| m.turn_id() == Some(turn));
+    let (current, _) = current_turn(Some(&snapshot.turns[..]), None, referenced);
+    Ok(match current {
+        CurrentTurn::Turn(i) => snapshot.turns.get(i).map(|t| t.id.clone()),
+        CurrentTurn::None | CurrentTurn::Unknown => None,
+    })
+}
+
+/// Creates a task (with a status summary at revision 1) and publishes `task.updated`.
+pub async fn create_task(app: &App, core: &Core, title: &str) -> Result<String, ServerError> {
+    let id = new_id("task");
+    let now = app.now();
+    app.storage
+        .insert_task(&NewTask {
+            id: &id,
+            workspace_id: WORKSPACE,
+            created_at: &now,
+        })
+        .await?;
+    app.storage.set_task_title(&id, title).await?;
+    let summary = json!({
+        "revision": 1,
+        "updated_at": now,
+        "primary_session": null,
+        "foreground_activity": null,
+        "queued_prompt_count": 0,
+        "active_error": null,
+    });
+    app.storage.insert_summary(&id, 1, &summary, &now).await?;
+    let task = app.storage.task(&id).await?;
+    app.publish(TASK_UPDATED, task_wire(app, core, &task).await?);
+    Ok(id)
+}
+
+/// Creates a session and publishes `session.created` (with its projection).
+pub async fn create_session(
+    app: &App,
+    core: &Core,
+    task_id: &str,
+    primary: bool,
+    profile: &str,
+    state: &str,
+) -> ApiResult<String> {
+    let parsed = known_state(state)?;
+    app.storage.task(task_id).await?;
+    if primary {
+        for other in app.storage.sessions_of_task(task_id).await? {
+            if other.is_primary {
+                app.storage.set_session_primary(&other.id, false).await?;
+            }
+        }
+    }
+    let id = new_id("session");
+    let now = app.now();
+    app.storage
+        .insert_session(&NewSession {
+            id: &id,
+            task_id,
+            state,
+            agent_profile_id: profile,
+            is_primary: primary,
+            started_at: &now,
+            updated_at: &now,
+        })
+        .await?;
+    if parsed.is_active() {
+        app.agent.attach(&id);
+    }
+    let projection = core.projector.project_sessions(&[id.as_str()]).await?;
+    if let Some(session) = projection.first() {
+        app.publish(SESSION_CREATED, session.to_wire());
+    }
+    repair(core, task_id).await;
+    Ok(id)
+}
+
+/// A message an operation writes.
+struct Msg<'a> {
+    session_id: &'a str,
+    turn_id: &'a str,
+    author_type: &'a str,
+    message_type: &'a str,
+    content: &'a str,
+    metadata: Value,
+}
+
+/// Inserts a message and publishes it (`session.message.added` with the projection).
+async fn add_message(app: &App, core: &Core, msg: Msg<'_>) -> Result<MessageRow, ServerError> {
+    let session = app.storage.session(msg.session_id).await?;
+    let id = new_id("msg");
+    let row = app
+        .storage
+        .insert_message(&NewMessage {
+            id: &id,
+            session_id: msg.session_id,
+            task_id: &session.task_id,
+            turn_id: Some(msg.turn_id),
+            author_type: msg.author_type,
+            message_type: msg.message_type,
+            content: msg.content,
+            metadata: msg.metadata,
+            created_at: &app.now(),
+        })
+        .await?;
+    publish_message(app, core, MessageEventKind::Added, &row).await;
+    Ok(row)
+}
+
+async fn require_turn(app: &App, session_id: &str) -> ApiResult<String> {
+    current_turn_id(app, session_id).await?.ok_or_else(|| {
+        ApiError::conflict(
+            "no_turn",
+            format!("session {session_id:?} has no turn: start one first"),
+        )
+    })
+}
+
+async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
+    let session = app.storage.session(session_id).await?;
+    if session.state().is_terminal() {
+        return Err(ApiError::conflict(
+            "session_terminal",
+            format!("session {session_id:?} is {}", session.state_text),
+        ));
+    }
+    Ok(session.task_id)
+}
+
+/// Starts a turn: `turn.started`; unless lifecycle-only, the user's prompt message and the
+/// session `RUNNING`.
+pub async fn start_turn(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    lifecycle_only: bool,
+    prompt: &str,
+) -> ApiResult<String> {
+    let task_id = require_live_session(app, session_id).await?;
+    let id = new_id("turn");
+    let now = app.now();
+    let metadata = if lifecycle_only {
+        json!({ "lifecycle_only": true })
+    } else {
+        json!({})
+    };
+    app.storage
+        .insert_turn(&NewTurn {
+            id: &id,
+            session_id,
+            task_id: &task_id,
+            started_at: &now,
+            created_at: &now,
+            completed_at: None,
+            metadata,
+        })
+        .await?;
+    let turn = app.storage.turn(&id).await?;
+    app.publish(TURN_STARTED, turn.to_wire());
+    if !lifecycle_only {
+        app.agent.attach(session_id);
+        add_message(
+            app,
+            core,
+            Msg {
+                session_id,
+                turn_id: &id,
+                author_type: "user",
+                message_type: "message",
+                content: prompt,
+                metadata: json!({}),
+            },
+        )
+        .await?;
+        set_state(app, core, session_id, "RUNNING", "turn started").await?;
+    }
+    repair(core, &task_id).await;
+    Ok(id)
+}
+
+/// Completes a turn: `turn.completed`; when it was the session's last open (non-lifecycle)
+/// turn of a `RUNNING`/`WAITING_FOR_INPUT` session, the session goes `IDLE`; otherwise a
+/// `session.state_changed` (same state) carries the session's new projection.
+pub async fn complete_turn(app: &App, core: &Core, turn_id: &str) -> ApiResult<()> {
+    let turn = app.storage.turn(turn_id).await?;
+    if !turn.is_open() {
+        return Err(ApiError::conflict(
+            "turn_completed",
+            format!("turn {turn_id:?} is already completed"),
+        ));
+    }
+    app.storage.complete_turn(turn_id, &app.now()).await?;
+    let completed = app.storage.turn(turn_id).await?;
+    app.publish(TURN_COMPLETED, completed.to_wire());
+    let session = app.storage.session(&turn.session_id).await?;
+    let others_open = app
+        .storage
+        .turns_of_session(&turn.session_id)
+        .await?
+        .iter()
+        .any(|t| t.is_open() && !t.flags().lifecycle_only);
+    let moved = !turn.flags().lifecycle_only
+        && !others_open
+        && session.state().is_input_capable()
+        && set_state(app, core, &turn.session_id, "IDLE", "turn completed").await?;
+    if !moved {
+        publish_state(
+            app,
+            core,
+            &turn.session_id,
+            &session.state_text,
+            "turn completed",
+        )
+        .await?;
+    }
+    repair(core, &session.task_id).await;
+    Ok(())
+}
+
+/// An ordinary message in the session's current turn.
+pub async fn post_message(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    message_type: &str,
+    author_type: &str,
+    text: &str,
+) -> ApiResult<String> {
+    let task_id = app.storage.session(session_id).await?.task_id;
+    let turn = require_turn(app, session_id).await?;
+    let row = add_message(
+        app,
+        core,
+        Msg {
+            session_id,
+            turn_id: &turn,
+            author_type,
+            message_type,
+            content: text,
+            metadata: json!({}),
+        },
+    )
+    .await?;
+    repair(core, &task_id).await;
+    Ok(row.id().to_owned())
+}
+
+/// Asks a clarification bundle (one message per question, shared `pending_id`) in the current
+/// turn. Live: a waiter is registered before the rows exist. Detached: no waiter, the rows
+/// carry `agent_disconnected`, the agent's execution ends. The session waits for input.
+pub async fn ask_clarification(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    questions: &[String],
+    live: bool,
+) -> ApiResult<(String, Vec<String>)> {
+    let task_id = require_live_session(app, session_id).await?;
+    let turn = require_turn(app, session_id).await?;
+    let pending_id = new_id("pending");
+    if live {
+        app.agent.add_waiter(&pending_id, session_id);
+    } else {
+        app.agent.detach(session_id);
+    }
+    let total = questions.len();
+    let mut ids = Vec::with_capacity(total);
+    for (index, question) in questions.iter().enumerate() {
+        let mut metadata = Map::new();
+        metadata.insert("pending_id".into(), Value::from(pending_id.as_str()));
+        metadata.insert(
+            "question_id".into(),
+            Value::from(format!("q{}", index.saturating_add(1))),
+        );
+        metadata.insert("question_index".into(), Value::from(index));
+        metadata.insert("question_total".into(), Value::from(total));
+        metadata.insert("status".into(), Value::from("pending"));
+        if !live {
+            metadata.insert("agent_disconnected".into(), Value::Bool(true));
+        }
+        let metadata = Value::Object(metadata);
+        let row = add_message(
+            app,
+            core,
+            Msg {
+                session_id,
+                turn_id: &turn,
+                author_type: "agent",
+                message_type: "clarification_request",
+                content: question,
+                metadata,
+            },
+        )
+        .await?;
+        ids.push(row.id().to_owned());
+    }
+    set_state(
+        app,
+        core,
+        session_id,
+        "WAITING_FOR_INPUT",
+        "clarification asked",
+    )
+    .await?;
+    repair(core, &task_id).await;
+    Ok((pending_id, ids))
+}
+
+/// Asks a permission in the current turn; the session waits for input.
+pub async fn ask_permission(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    text: &str,
+) -> ApiResult<String> {
+    let task_id = require_live_session(app, session_id).await?;
+    let turn = require_turn(app, session_id).await?;
+    let row = add_message(
+        app,
+        core,
+        Msg {
+            session_id,
+            turn_id: &turn,
+            author_type: "agent",
+            message_type: "permission_request",
+            content: text,
+            metadata: json!({ "status": "pending" }),
+        },
+    )
+    .await?;
+    set_state(
+        app,
+        core,
+        session_id,
+        "WAITING_FOR_INPUT",
+        "permission asked",
+    )
+    .await?;
+    repair(core, &task_id).await;
+    Ok(row.id().to_owned())
+}
+
+/// Resolves a pending permission; a session left with nothing pending runs again.
+pub async fn resolve_permission(
+    app: &App,
+    core: &Core,
+    message_id: &str,
+    status: &str,
+) -> ApiResult<()> {
+    if status != "approved" && status != "rejected" {
+        return Err(ApiError::bad_request(
+            "status must be \"approved\" or \"rejected\"",
+        ));
+    }
+    let row = app.storage.message(message_id).await?;
+    if row.kind() != MessageKind::PermissionRequest {
+        return Err(ApiError::bad_request(format!(
+            "message {message_id:?} is not a permission_request"
+        )));
+    }
+    if row.status() != RequestStatus::Pending {
+        return Err(ApiError::conflict(
+            "already_resolved",
+            format!("permission {message_id:?} is already resolved"),
+        ));
+    }
+    let mut metadata = match &row.metadata {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    metadata.insert("status".into(), Value::from(status));
+    let now = app.now();
+    if !app
+        .storage
+        .cas_message_metadata(message_id, row.version, &Value::Object(metadata), &now)
+        .await?
+    {
+        return Err(ApiError::conflict(
+            "already_resolved",
+            format!("permission {message_id:?} changed meanwhile"),
+        ));
+    }
+    let updated = app.storage.message(message_id).await?;
+    publish_message(app, core, MessageEventKind::Updated, &updated).await;
+    let projection = core
+        .projector
+        .project_sessions(&[row.session_id.as_str()])
+        .await?;
+    let nothing_pending = projection
+        .first()
+        .is_some_and(|p| p.pending_action.is_none());
+    let session = app.storage.session(&row.session_id).await?;
+    if nothing_pending && session.state() == SessionState::WaitingForInput {
+        set_state(app, core, &row.session_id, "RUNNING", "permission resolved").await?;
+    }
+    repair(core, &row.task_id).await;
+    Ok(())
+}
+
+/// The agent leaves the session: its waiters and execution are dropped, and its pending
+/// clarification rows record `agent_disconnected` (published as updates).
+pub async fn detach(app: &App, core: &Core, session_id: &str, mode: ResumeMode) -> ApiResult<()> {
+    let session = app.storage.session(session_id).await?;
+    app.agent.detach(session_id);
+    app.agent.set_resume_mode(session_id, mode);
+    let now = app.now();
+    for row in app.storage.messages_of_session(session_id).await? {
+        let marked = row
+            .metadata
+            .get("agent_disconnected")
+            .is_some_and(|v| v == &Value::Bool(true));
+        if row.kind() != MessageKind::ClarificationRequest
+            || row.status() != RequestStatus::Pending
+            || marked
+        {
+            continue;
+        }
+        let mut metadata = match &row.metadata {
+            Value::Object(map) => map.clone(),
+            _ => Map::new(),
+        };
+        metadata.insert("agent_disconnected".into(), Value::Bool(true));
+        if app
+            .storage
+            .cas_message_metadata(row.id(), row.version, &Value::Object(metadata), &now)
+            .await?
+        {
+            let updated = app.storage.message(row.id()).await?;
+            publish_message(app, core, MessageEventKind::Updated, &updated).await;
+        }
+    }
+    repair(core, &session.task_id).await;
+    Ok(())
+}
+
+/// What the agent does after a successful response: a live waiter continues the bundle's turn;
+/// a resumed session runs a successor turn. Either way: an agent message, the turn completes.
+pub async fn continue_after_response(
+    app: &App,
+    core: &Core,
+    continuation: Continuation,
+) -> ApiResult<()> {
+    let session_id = continuation.session_id.as_str();
+    let skipped = continuation.kind == ResponseKind::Reject;
+    let turn = if continuation.resumed {
+        // The detached turn ended when its agent went away: close it before the successor, so
+        // the successor (then its completion) is what the session's current turn follows.
+        if let Some(interrupted) = current_turn_id(app, session_id).await? {
+            if app.storage.turn(&interrupted).await?.is_open() {
+                complete_turn(app, core, &interrupted).await?;
+            }
+        }
+        let prompt = format!(
+            "Answers to {}: {}",
+            continuation.pending_id, continuation.payload
+        );
+        start_turn(app, core, session_id, false, &prompt).await?
+    } else {
+        match current_turn_id(app, session_id).await? {
+            Some(turn) => {
+                set_state(app, core, session_id, "RUNNING", "clarification answered").await?;
+                turn
+            }
+            None => return Ok(()),
+        }
+    };
+    let text = if skipped {
+        "Questions skipped; continuing with my best guess."
+    } else {
+        "Thanks, continuing with your answers."
+    };
+    add_message(
+        app,
+        core,
+        Msg {
+            session_id,
+            turn_id: &turn,
+            author_type: "agent",
+            message_type: "message",
+            content: text,
+            metadata: json!({}),
+        },
+    )
+    .await?;
+    complete_turn(app, core, &turn).await
+}
+
+// ---- routes -----------------------------------------------------------------------------------
+
+/// The simulator routes (mounted with `--simulator` only).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/api/dev/sim/tasks", post(sim_task))
+        .route("/api/dev/sim/tasks/{task_id}/sessions", post(sim_session))
+        .route("/api/dev/sim/sessions/{session_id}/turns", post(sim_turn))
+        .route("/api/dev/sim/turns/{turn_id}/complete", post(sim_complete))
+        .route(
+            "/api/dev/sim/sessions/{session_id}/messages",
+            post(sim_message),
+        )
+        .route(
+            "/api/dev/sim/sessions/{session_id}/clarification",
+            post(sim_clarification),
+        )
+        .route(
+            "/api/dev/sim/sessions/{session_id}/permission",
+            post(sim_permission),
+        )
+        .route(
+            "/api/dev/sim/permissions/{message_id}/resolve",
+            post(sim_resolve),
+        )
+        .route(
+            "/api/dev/sim/sessions/{session_id}/detach",
+            post(sim_detach),
+        )
+        .route("/api/dev/sim/sessions/{session_id}/state", post(sim_state))
+        .route("/api/dev/sim/restart", post(sim_restart))
+        .route("/api/dev/sim/stall-sweep", post(sim_sweep))
+        .route("/api/dev/sim/replay", post(sim_replay))
+}
+
+fn opt_str<'a>(body: &'a Value, key: &str) -> ApiResult<Option<&'a str>> {
+    match body.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::bad_request(format!("{key} must be a string"))),
+    }
+}
+
+fn opt_bool(body: &Value, key: &str) -> ApiResult<Option<bool>> {
+    match body.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(ApiError::bad_request(format!("{key} must be a boolean"))),
+    }
+}
+
+fn done(mut fields: Map<String, Value>) -> Response {
+    fields.insert("ok".into(), Value::Bool(true));
+    ok(Value::Object(fields))
+}
+
+fn one(key: &str, value: impl Into<Value>) -> Response {
+    let mut map = Map::new();
+    map.insert(key.to_owned(), value.into());
+    done(map)
+}
+
+async fn sim_task(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
+    let body = body_json(&body)?;
+    let title = opt_str(&body, "title")?.unwrap_or("Untitled task");
+    let core = app.core().await;
+    let id = create_task(&app, &core, title).await?;
+    Ok(one("task_id", id))
+}
+
+async fn sim_session(
+    State(app): State<Arc<App>>,
+    Path(task_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let primary = opt_bool(&body, "primary")?.unwrap_or(false);
+    let profile = opt_str(&body, "profile")?.unwrap_or("");
+    let state = opt_str(&body, "state")?.unwrap_or("RUNNING");
+    let core = app.core().await;
+    let id = create_session(&app, &core, &task_id, primary, profile, state).await?;
+    Ok(one("session_id", id))
+}
+
+async fn sim_turn(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let lifecycle_only = opt_bool(&body, "lifecycle_only")?.unwrap_or(false);
+    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let id = start_turn(&app, &core, &session_id, lifecycle_only, prompt).await?;
+    Ok(one("turn_id", id))
+}
+
+async fn sim_complete(
+    State(app): State<Arc<App>>,
+    Path(turn_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    body_json(&body)?;
+    let session = app.storage.turn(&turn_id).await?.session_id;
+    let _session = app.lock_session(&session).await;
+    let core = app.core().await;
+    complete_turn(&app, &core, &turn_id).await?;
+    Ok(done(Map::new()))
+}
+
+async fn sim_message(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let message_type = opt_str(&body, "type")?
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| ApiError::bad_request("type is required"))?;
+    let author_type = opt_str(&body, "author_type")?.unwrap_or("agent");
+    let text = opt_str(&body, "text")?.unwrap_or("");
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let id = post_message(&app, &core, &session_id, message_type, author_type, text).await?;
+    Ok(one("message_id", id))
+}
+
+async fn sim_clarification(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let questions: Vec<String> = match body.get("questions") {
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(|q| q.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or_else(|| ApiError::bad_request("questions must be strings"))?,
+        _ => {
+            return Err(ApiError::bad_request(
+                "questions must be a non-empty array of strings",
+            ))
+        }
+    };
+    let live = opt_bool(&body, "live")?.unwrap_or(true);
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let (pending_id, ids) = ask_clarification(&app, &core, &session_id, &questions, live).await?;
+    let mut map = Map::new();
+    map.insert("pending_id".into(), Value::from(pending_id));
+    map.insert("message_ids".into(), Value::from(ids));
+    Ok(done(map))
+}
+
+async fn sim_permission(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let text = opt_str(&body, "text")?.unwrap_or("May I run a command?");
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let id = ask_permission(&app, &core, &session_id, text).await?;
+    Ok(one("message_id", id))
+}
+
+async fn sim_resolve(
+    State(app): State<Arc<App>>,
+    Path(message_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let status = opt_str(&body, "status")?.unwrap_or("");
+    let session = app.storage.message(&message_id).await?.session_id;
+    let _session = app.lock_session(&session).await;
+    let core = app.core().await;
+    resolve_permission(&app, &core, &message_id, status).await?;
+    Ok(done(Map::new()))
+}
+
+async fn sim_detach(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let mode = match opt_str(&body, "resume")? {
+        None => ResumeMode::Accepted,
+        Some(text) => ResumeMode::parse(text).ok_or_else(|| {
+            ApiError::bad_request("resume must be \"accepted\", \"not_accepted\" or \"ambiguous\"")
+        })?,
+    };
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    detach(&app, &core, &session_id, mode).await?;
+    Ok(done(Map::new()))
+}
+
+async fn sim_state(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let state = opt_str(&body, "state")?.unwrap_or("");
+    known_state(state)?;
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let task_id = app.storage.session(&session_id).await?.task_id;
+    let changed = set_state(&app, &core, &session_id, state, "simulator").await?;
+    repair(&core, &task_id).await;
+    Ok(one("changed", changed))
+}
+
+async fn sim_restart(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
+    body_json(&body)?;
+    let (epoch, reconciled) = app.restart().await?;
+    let reconciled: Vec<Value> = reconciled
+        .iter()
+        .map(|r| {
+            json!({
+                "pending_id": r.pending_id,
+                "recovery": format!("{:?}", r.recovery),
+                "reason": format!("{:?}", r.reason),
+            })
+        })
+        .collect();
+    let mut map = Map::new();
+    map.insert("epoch".into(), Value::from(epoch));
+    map.insert("reconciled".into(), Value::from(reconciled));
+    Ok(done(map))
+}
+
+async fn sim_sweep(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
+    body_json(&body)?;
+    let report = app.sweep().await?;
+    let stalled: Vec<Value> = report
+        .stalled
+        .iter()
+        .map(|(task_id, reports)| {
+            let sessions: Vec<Value> = reports
+                .iter()
+                .map(|r| json!({ "session_id": r.session_id, "silence_seconds": r.silence.as_secs() }))
+                .collect();
+            json!({ "task_id": task_id, "sessions": sessions })
+        })
+        .collect();
+    let mut map = Map::new();
+    map.insert(
+        "registry_unverifiable".into(),
+        Value::Bool(report.registry_unverifiable),
+    );
+    map.insert("stalled".into(), Value::from(stalled));
+    map.insert("unreadable".into(), Value::from(report.unreadable));
+    map.insert("cancelled".into(), Value::from(report.cancelled));
+    Ok(done(map))
+}
+
+async fn sim_replay(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
+    let body = body_json(&body)?;
+    let Some(Value::Array(frames)) = body.get("frames") else {
+        return Err(ApiError::bad_request("frames must be an array"));
+    };
+    let mut texts = Vec::with_capacity(frames.len());
+    for frame in frames {
+        texts.push(match frame {
+            Value::String(text) => text.clone(),
+            Value::Object(_) => frame.to_string(),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "each frame is a captured frame object or its text",
+                ))
+            }
+        });
+    }
+    let count = texts.len();
+    for text in texts {
+        app.hub.send(Frame::from(text));
+    }
+    Ok(one("sent", count))
+}

@@ -1,0 +1,263 @@
+// End-to-end harness: the real `task-projection-server` binary on a throwaway SQLite file with the
+// simulator mounted, the demo page (www/dist) in headless Chromium, a minimal WebSocket client for
+// capturing frames, and condition waits (no fixed sleeps as assertions).
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from '../js/browser.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts', 'e2e');
+export { launchChromium };
+
+let binary;
+/** The server binary, located like scripts/start.mjs does (cargo metadata honours CARGO_TARGET_DIR). */
+export function serverBinary() {
+  if (binary) return binary;
+  const meta = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' }));
+  binary = path.join(meta.target_directory, 'debug', 'task-projection-server');
+  if (!fs.existsSync(binary)) {
+    throw new Error(`no ${binary}: run \`cargo build --features server --bin task-projection-server\` (npm run test:e2e does)`);
+  }
+  for (const need of ['www/dist/index.html', 'www/dist/app.js', 'pkg/index.js']) {
+    if (!fs.existsSync(path.join(ROOT, need))) throw new Error(`no ${need}: run \`node scripts/build.mjs && node www/build.mjs\``);
+  }
+  return binary;
+}
+
+const live = new Set();
+process.on('exit', () => {
+  for (const proc of live) proc.kill('SIGKILL');
+});
+
+/**
+ * Starts the server with `--port 0 --simulator` on a fresh SQLite file; resolves when it printed
+ * `task-projection-server listening on http://HOST:PORT`.
+ */
+export async function startServer({ args = [], timeoutMs = 30_000 } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tp-e2e-'));
+  const database = `sqlite:${path.join(dir, 'e2e.db')}`;
+  const argv = ['--database', database, '--port', '0', '--simulator', '--www', 'www/dist', '--pkg', 'pkg', ...args];
+  const proc = spawn(serverBinary(), argv, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? 'info' },
+  });
+  live.add(proc);
+  const log = [];
+  const keep = (line) => {
+    log.push(line);
+    if (log.length > 400) log.shift();
+  };
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (chunk) => chunk.split('\n').filter(Boolean).forEach(keep));
+  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => {
+    live.delete(proc);
+    resolve({ code, signal });
+  }));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`server did not announce itself in ${timeoutMs} ms:\n${log.join('\n')}`)), timeoutMs);
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = /task-projection-server listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${log.join('\n')}`));
+    });
+  });
+  const server = {
+    url,
+    log,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+    /** POST a simulator endpoint; asserts a 2xx `{"ok": true, ...}` answer and returns it. */
+    async sim(route, body = {}) {
+      const res = await fetch(`${url}/api/dev/sim/${route.replace(/^\//, '')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      assert.ok(res.ok, `POST /api/dev/sim/${route} ${JSON.stringify(body)} -> HTTP ${res.status}: ${text}`);
+      const json = JSON.parse(text);
+      assert.equal(json.ok, true, `POST /api/dev/sim/${route}: ${text}`);
+      return json;
+    },
+    async get(route) {
+      const res = await fetch(`${url}${route}`);
+      const text = await res.text();
+      assert.ok(res.ok, `GET ${route} -> HTTP ${res.status}: ${text}`);
+      return JSON.parse(text);
+    },
+    async post(route, body) {
+      const res = await fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
+  };
+  return server;
+}
+
+/** Retries `check` (which throws/asserts) until it passes; rethrows its last error on timeout. */
+export async function eventually(check, { timeout = 10_000, interval = 50, message = '' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      if (message && last instanceof Error) last.message = `${message}: ${last.message}`;
+      throw last;
+    }
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/** Opens the demo page; resolves once the task list loaded. `problems` collects page errors. */
+export async function openDemo(context, url, hash = '') {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console.error: ${msg.text()}`);
+  });
+  await page.goto(`${url}/${hash}`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 20_000 });
+  return { page, problems };
+}
+
+export const taskItem = (page, taskId) => page.locator(`[data-testid="task-item"][data-task-id="${taskId}"]`);
+export const sessionTab = (page, sessionId) => page.locator(`[role="tab"][data-session-id="${sessionId}"]`);
+export const overlay = (page) => page.getByRole('dialog');
+
+/** The page's state as the tests read it (all from the DOM). */
+export async function pageState(page) {
+  return page.evaluate(() => {
+    const status = document.querySelector('[data-testid="session-view"]');
+    const dialog = document.querySelector('[role="dialog"]');
+    return {
+      hash: location.hash,
+      epoch: document.querySelector('[data-testid="connection"]')?.getAttribute('data-epoch') ?? null,
+      tasks: Object.fromEntries([...document.querySelectorAll('[data-testid="task-item"]')].map((b) => [b.dataset.taskId, b.dataset.pending])),
+      session: status?.getAttribute('data-session-id') ?? null,
+      sessionPending: status?.getAttribute('data-pending') ?? null,
+      currentTurn: status?.getAttribute('data-current-turn') ?? null,
+      tabs: Object.fromEntries([...document.querySelectorAll('[role="tab"]')].map((b) => [b.dataset.sessionId, b.dataset.pending])),
+      overlay: dialog ? { pendingId: dialog.getAttribute('data-pending-id'), questions: [...dialog.querySelectorAll('label')].map((l) => l.textContent) } : null,
+      history: [...document.querySelectorAll('[data-testid="history-question"]')].map((q) => ({ id: q.dataset.messageId, status: q.dataset.status, text: q.querySelector('p')?.textContent })),
+      answerFields: document.querySelectorAll('textarea').length,
+      sessionState: document.querySelector('[data-testid="session-state"]')?.textContent ?? null,
+      transcript: [...document.querySelectorAll('[data-testid="transcript"] [data-message-id]')].map((m) => m.dataset.messageId),
+    };
+  });
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Asserts the page is no wider than its viewport (phone layouts). */
+export async function assertNoOverflow(page) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+}
+
+/**
+ * A minimal WebSocket client (RFC 6455; text frames, ping/pong, close) that records every frame
+ * the server sends: the tests capture frames with it and later replay them through the simulator.
+ */
+export function connectFrames(url) {
+  return new Promise((resolve, reject) => {
+    const key = crypto.randomBytes(16).toString('base64');
+    const req = http.request(`${url}/api/v1/ws`, {
+      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': key },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => reject(new Error(`websocket upgrade refused: HTTP ${res.statusCode}`)));
+    req.on('upgrade', (res, socket, head) => {
+      const accept = crypto.createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+      if (res.headers['sec-websocket-accept'] !== accept) return reject(new Error('bad Sec-WebSocket-Accept'));
+      const frames = [];
+      let buffer = head ?? Buffer.alloc(0);
+      let fragments = [];
+      const send = (opcode, payload = Buffer.alloc(0)) => {
+        const mask = crypto.randomBytes(4);
+        const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]));
+        socket.write(Buffer.concat([Buffer.from([0x80 | opcode, 0x80 | payload.length]), mask, masked]));
+      };
+      const parse = () => {
+        for (;;) {
+          if (buffer.length < 2) return;
+          const fin = (buffer[0] & 0x80) !== 0;
+          const opcode = buffer[0] & 0x0f;
+          let len = buffer[1] & 0x7f;
+          let offset = 2;
+          if (len === 126) {
+            if (buffer.length < 4) return;
+            len = buffer.readUInt16BE(2);
+            offset = 4;
+          } else if (len === 127) {
+            if (buffer.length < 10) return;
+            len = Number(buffer.readBigUInt64BE(2));
+            offset = 10;
+          }
+          if (buffer.length < offset + len) return;
+          const payload = buffer.subarray(offset, offset + len);
+          buffer = buffer.subarray(offset + len);
+          if (opcode === 0x9) send(0xa, payload);
+          else if (opcode === 0x8) socket.end();
+          else if (opcode === 0x1 || opcode === 0x0) {
+            fragments.push(payload);
+            if (fin) {
+              frames.push(Buffer.concat(fragments).toString('utf8'));
+              fragments = [];
+            }
+          }
+        }
+      };
+      socket.on('data', (chunk) => {
+        buffer = Buffer.concat([buffer, chunk]);
+        parse();
+      });
+      socket.on('error', () => {});
+      parse();
+      resolve({
+        frames,
+        /** Parsed frames: [{ type, payload }]. */
+        events: () => frames.map((f) => JSON.parse(f)),
+        close() {
+          try {
+            send(0x8);
+          } catch {
+            // already closed
+          }
+          socket.destroy();
+        },
+      });
+    });
+    req.end();
+  });
+}

@@ -1,0 +1,264 @@
+// Renders the page from store queries only (taskPendingAction, taskStatusSummary, pendingOwner,
+// sessionPendingAction, pendingClarification, hiddenMessageIds, hasPendingPermission,
+// currentTurnId). Display caches supply text and labels, never decisions.
+import type { PendingAction } from 'task-projection';
+import type { App } from './app';
+import { byId, h, renderKeyed } from './dom';
+import type { Message, Session } from './wire';
+
+const ACTION_LABEL: Record<PendingAction, string> = { clarification: 'Question', permission: 'Permission' };
+const ACTION_TITLE: Record<PendingAction, string> = {
+  clarification: 'waiting for your answer',
+  permission: 'waiting for a permission',
+};
+
+function badge(action: PendingAction | null, testid: string): HTMLElement | null {
+  if (!action) return null;
+  return h('span', { class: `badge ${action}`, 'data-testid': testid, title: ACTION_TITLE[action] }, ACTION_LABEL[action]);
+}
+
+const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
+const text = (m: Message | undefined) => (m ? String(m.content ?? m.text ?? m.metadata?.question ?? '') : '');
+
+function sessionLabel(s: Session | undefined, id: string): string {
+  const name = s?.agent_profile_id || s?.profile || shortId(id);
+  return s?.is_primary === true || s?.is_primary === 1 || s?.is_primary === 'true' || s?.is_primary === '1' ? `${name} (primary)` : name;
+}
+
+export function paint(app: App): void {
+  const { store, route } = app;
+  document.body.dataset['view'] = route.taskId ? 'session' : 'list';
+  document.body.dataset['ready'] = String(app.taskListLoaded);
+
+  // Connection + errors ------------------------------------------------------------------------
+  const conn = byId('connection');
+  conn.dataset['state'] = app.connection;
+  conn.dataset['epoch'] = app.epoch ?? '';
+  conn.textContent = app.connection === 'live' ? `Live · epoch ${app.epoch ?? '?'}` : app.connection === 'connecting' ? 'Connecting…' : 'Offline';
+  const banner = byId('error-banner');
+  banner.hidden = !app.error;
+  banner.textContent = app.error ?? '';
+
+  // Task list ------------------------------------------------------------------------------------
+  const tasks = app.taskOrder.map((id) => ({ id, task: app.task(id), action: store.taskPendingAction(id), summary: store.taskStatusSummary(id) }));
+  renderKeyed(
+    byId('task-list'),
+    JSON.stringify([app.taskListLoaded, route.taskId, app.selecting, tasks.map((t) => [t.id, t.task?.title, t.action, t.summary?.revision])]),
+    () => {
+      if (!app.taskListLoaded) return [h('li', { class: 'muted' }, 'Loading tasks…')];
+      if (tasks.length === 0) return [h('li', { class: 'muted' }, 'No tasks yet.')];
+      return tasks.map(({ id, task, action }) =>
+        h('li', {},
+          h('button', {
+            type: 'button',
+            class: 'task',
+            'data-testid': 'task-item',
+            'data-task-id': id,
+            'data-pending': action ?? 'none',
+            'aria-current': route.taskId === id ? 'true' : null,
+            'aria-busy': app.selecting === id ? 'true' : null,
+            onclick: () => void app.selectTask(id),
+          },
+          h('span', { class: 'task-title' }, task?.title || id),
+          badge(action, 'task-pending'),
+          app.selecting === id ? h('span', { class: 'muted small' }, 'opening…') : null),
+        ),
+      );
+    },
+  );
+
+  // Session pane ---------------------------------------------------------------------------------
+  const pane = byId('session-pane');
+  if (!route.taskId) {
+    renderKeyed(pane, 'empty', () => [h('p', { class: 'muted placeholder' }, 'Pick a task to see its sessions.')]);
+  } else {
+    paintTask(app, pane, route.taskId, route.sessionId);
+  }
+
+  // Dev panel --------------------------------------------------------------------------------------
+  const last = app.reasons.at(-1);
+  byId('last-reason').textContent = last ? `${last.source} → ${last.reason}` : '—';
+  byId('reason-log').dataset['count'] = String(app.reasonCount);
+  renderKeyed(byId('reason-log'), String(last?.n ?? 0), () =>
+    app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason }, h('code', {}, r.reason), ' ', r.source)),
+  );
+}
+
+function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: string | null): void {
+  const { store } = app;
+  const task = app.task(taskId);
+  const sessions = app.listedSessions(taskId);
+  const tabs = sessions.map((s) => ({ id: s.id, s, action: store.sessionPendingAction(s.id) }));
+  const taskAction = store.taskPendingAction(taskId);
+  const owner = taskAction ? store.pendingOwner(taskId) : '';
+  const summary = store.taskStatusSummary(taskId);
+  const header = JSON.stringify([taskId, sessionId, task?.title, tabs.map((t) => [t.id, t.s.state, t.action, sessionLabel(t.s, t.id)]), taskAction, owner, summary?.revision]);
+  if (pane.dataset['task'] !== taskId || !pane.querySelector('#session-body')) {
+    pane.dataset['task'] = taskId;
+    pane.dataset['renderKey'] = '';
+    pane.replaceChildren(
+      h('div', { id: 'task-head' }),
+      h('div', { id: 'session-body' }),
+    );
+  }
+  renderKeyed(byId('task-head'), header, () => [
+    h('div', { class: 'pane-head' },
+      h('button', { type: 'button', class: 'back', 'data-testid': 'back', onclick: () => app.navigate({ taskId: null, sessionId: null }) }, '← Tasks'),
+      h('h2', { 'data-testid': 'task-title' }, task?.title || taskId),
+      summary ? h('span', { class: 'muted small nowrap', title: 'status summary revision' }, `rev ${String(summary.revision ?? '?')}`) : null),
+    taskAction && owner && owner !== sessionId
+      ? h('p', { class: 'note', 'data-testid': 'owner-hint' }, `This task is ${ACTION_TITLE[taskAction]} in `,
+        h('button', { type: 'button', class: 'link', onclick: () => app.navigate({ taskId, sessionId: owner }) }, sessionLabel(app.session(owner), owner)), '.')
+      : null,
+    tabs.length
+      ? h('div', { role: 'tablist', 'aria-label': 'Sessions', class: 'tabs' },
+        tabs.map(({ id, s, action }) =>
+          h('button', {
+            type: 'button',
+            role: 'tab',
+            id: `tab-${id}`,
+            'aria-selected': String(id === sessionId),
+            'aria-controls': 'session-body',
+            'data-testid': 'session-tab',
+            'data-session-id': id,
+            'data-pending': action ?? 'none',
+            onclick: () => app.navigate({ taskId, sessionId: id }),
+          }, sessionLabel(s, id), ' ', h('span', { class: 'state' }, String(s.state ?? '')), badge(action, 'tab-pending')),
+        ))
+      : h('p', { class: 'muted' }, app.sessionLists.has(taskId) ? 'This task has no sessions.' : 'Loading sessions…'),
+  ]);
+
+  const body = byId('session-body');
+  if (!sessionId) {
+    body.setAttribute('role', 'region');
+    body.setAttribute('aria-label', 'Task');
+    renderKeyed(body, `task-only:${taskAction}`, () => [
+      h('p', { class: 'note', role: 'status', 'data-testid': 'task-only-note' },
+        taskAction && !owner
+          ? 'This task waits for input, but no listed session owns it right now. Pick a session.'
+          : 'Pick a session.'),
+    ]);
+    return;
+  }
+  body.setAttribute('role', 'tabpanel');
+  body.setAttribute('aria-labelledby', `tab-${sessionId}`);
+  paintSession(app, body, sessionId);
+}
+
+function paintSession(app: App, body: HTMLElement, sessionId: string): void {
+  const { store } = app;
+  const messages = app.transcript(sessionId);
+  const hidden = new Set(store.hiddenMessageIds(sessionId));
+  const bundle = store.pendingClarification(sessionId);
+  const currentTurn = store.currentTurnId(sessionId);
+  const permission = store.hasPendingPermission(sessionId);
+  const action = store.sessionPendingAction(sessionId);
+  const session = app.session(sessionId);
+  const loaded = app.loadedSessions.has(sessionId);
+  const bundleKey = bundle ? `${bundle.pending_id}:${bundle.message_ids.join(',')}` : '';
+
+  if (body.dataset['session'] !== sessionId) {
+    body.dataset['session'] = sessionId;
+    body.dataset['renderKey'] = '';
+    body.replaceChildren(
+      h('div', { id: 'session-status', class: 'session-status', 'data-testid': 'session-view', 'data-session-id': sessionId }),
+      h('ol', { id: 'transcript', class: 'transcript', role: 'log', 'aria-label': 'Transcript', 'data-testid': 'transcript' }),
+      h('div', { id: 'overlay-slot' }),
+    );
+  }
+  const status = byId('session-status');
+  status.dataset['pending'] = action ?? 'none';
+  status.dataset['currentTurn'] = currentTurn ?? '';
+  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission]), () => [
+    h('span', { 'data-testid': 'session-state', class: 'state' }, String(session?.state ?? 'unknown state')),
+    ' ',
+    h('span', { class: 'muted small' }, currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${shortId(currentTurn)}`),
+    permission ? h('p', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' }, 'The agent is waiting for a permission.') : null,
+  ]);
+
+  const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status])]);
+  renderKeyed(byId('transcript'), transcriptKey, () => {
+    if (!loaded && messages.length === 0) return [h('li', { class: 'muted' }, 'Loading transcript…')];
+    if (messages.length === 0) return [h('li', { class: 'muted' }, 'No messages yet.')];
+    let lastTurn: string | null | undefined;
+    const rows: HTMLElement[] = [];
+    for (const m of messages) {
+      if (hidden.has(m.id)) continue; // the overlay renders these
+      const turn = m.turn_id ?? null;
+      if (turn !== lastTurn) {
+        lastTurn = turn;
+        rows.push(h('li', { class: 'turn-sep', 'aria-hidden': 'true' }, turn ? `turn ${shortId(turn)}${turn === currentTurn ? ' · current' : ''}` : 'no turn'));
+      }
+      rows.push(messageRow(m));
+    }
+    return rows;
+  });
+
+  const slot = byId('overlay-slot');
+  renderKeyed(slot, bundleKey, () => (bundle && bundle.pending_id ? [overlay(app, sessionId, bundle.pending_id, bundle.message_ids)] : []));
+  const notice = bundle?.pending_id ? app.notices.get(bundle.pending_id) : undefined;
+  const noticeEl = slot.querySelector<HTMLElement>('[data-testid="overlay-notice"]');
+  if (noticeEl) {
+    noticeEl.textContent = notice?.text ?? '';
+    noticeEl.className = `notice ${notice?.kind ?? ''}`;
+  }
+  const busy = bundle?.pending_id ? app.busy.has(bundle.pending_id) : false;
+  for (const b of slot.querySelectorAll('button')) b.disabled = busy;
+  // A notice outlives its bundle (e.g. "This question is no longer open"): show it under the status.
+  const orphan = [...app.notices.entries()].find(([id]) => id !== bundle?.pending_id && !app.busy.has(id));
+  let stale = status.querySelector<HTMLElement>('[data-testid="respond-notice"]');
+  if (orphan) {
+    if (!stale) status.append((stale = h('p', { 'data-testid': 'respond-notice', role: 'status' })));
+    stale.className = `notice ${orphan[1].kind}`;
+    stale.textContent = orphan[1].text;
+  } else stale?.remove();
+}
+
+function messageRow(m: Message): HTMLElement {
+  const type = String(m.type ?? 'message');
+  const status = m.metadata?.status || 'pending';
+  if (type === 'clarification_request') {
+    // Not in the active bundle: history only, never answerable here.
+    const label = status === 'pending' ? 'no longer answerable' : status;
+    return h('li', { class: 'msg question history', 'data-testid': 'history-question', 'data-message-id': m.id, 'data-status': status },
+      h('span', { class: 'who' }, 'Agent asked'),
+      h('p', {}, text(m)),
+      h('span', { class: 'tag' }, label),
+      m.metadata?.answer ? h('p', { class: 'answer' }, `Answer: ${String(m.metadata.answer)}`) : null);
+  }
+  if (type === 'permission_request') {
+    return h('li', { class: 'msg permission-row', 'data-testid': 'permission-row', 'data-message-id': m.id, 'data-status': status },
+      h('span', { class: 'who' }, 'Permission request'),
+      h('p', {}, text(m) || 'The agent asks for a permission.'),
+      h('span', { class: 'tag' }, status));
+  }
+  return h('li', { class: `msg ${m.author_type === 'user' ? 'user' : 'agent'}`, 'data-testid': 'message', 'data-message-id': m.id },
+    h('span', { class: 'who' }, `${m.author_type ?? 'agent'} · ${type}`),
+    h('p', {}, text(m)));
+}
+
+function overlay(app: App, sessionId: string, pendingId: string, ids: readonly string[]): HTMLElement {
+  const questions = ids.map((id, i) => ({ id, m: app.message(sessionId, id), i }));
+  const form = h('form', {
+    class: 'question-form',
+    onsubmit: (ev: Event) => {
+      ev.preventDefault();
+      const answers = questions.map(({ id, m }) => ({
+        question_id: String(m?.metadata?.question_id ?? id),
+        answer: (form.querySelector<HTMLTextAreaElement>(`[data-message-id="${CSS.escape(id)}"]`)?.value ?? '').trim(),
+      }));
+      void app.respond(sessionId, pendingId, { answers });
+    },
+  },
+  questions.map(({ id, m, i }) =>
+    h('div', { class: 'field' },
+      h('label', { for: `answer-${i}` }, text(m) || `Question ${i + 1}`),
+      h('textarea', { id: `answer-${i}`, rows: 2, required: true, 'data-testid': 'answer-input', 'data-message-id': id }))),
+  h('p', { class: 'notice', 'data-testid': 'overlay-notice', role: 'status', 'aria-live': 'polite' }),
+  h('div', { class: 'actions' },
+    h('button', { type: 'button', class: 'secondary', 'data-testid': 'skip', onclick: () => void app.respond(sessionId, pendingId, { reject: true }) }, 'Skip'),
+    h('button', { type: 'submit', class: 'primary', 'data-testid': 'submit' }, 'Submit')));
+  return h('section', { class: 'overlay', role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'overlay-title', 'data-testid': 'question-overlay', 'data-pending-id': pendingId },
+    h('h3', { id: 'overlay-title' }, ids.length > 1 ? `The agent asks ${ids.length} questions` : 'The agent asks'),
+    form);
+}
