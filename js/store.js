@@ -224,35 +224,23 @@ export class ProjectionStore extends WasmProjectionStore {
     return super.applyMessagePage(sessionId, messages);
   }
 
-  // Session queries by handle when the id is known to the boundary (same answers, no copy of
-  // the id into wasm).
-  sessionPendingAction(sessionId) {
-    const h = this.__boundary.known(sessionId);
-    return h !== undefined ? this.__sessionQuery(0, h) : super.sessionPendingAction(sessionId);
-  }
-
-  currentTurnId(sessionId) {
-    const h = this.__boundary.known(sessionId);
-    return h !== undefined ? this.__sessionQuery(1, h) : super.currentTurnId(sessionId);
-  }
-
-  pendingClarification(sessionId) {
-    const h = this.__boundary.known(sessionId);
-    return h !== undefined ? this.__sessionQuery(2, h) : super.pendingClarification(sessionId);
-  }
-
-  hiddenMessageIds(sessionId) {
-    const h = this.__boundary.known(sessionId);
-    return h !== undefined ? this.__sessionQuery(3, h) : super.hiddenMessageIds(sessionId);
-  }
-
-  hasPendingPermission(sessionId) {
-    const h = this.__boundary.known(sessionId);
-    return h !== undefined ? this.__sessionQuery(4, h) : super.hasPendingPermission(sessionId);
-  }
-
   dispose() {
     super.dispose();
     this.__boundary.reset();
   }
 }
+
+// Session queries by handle when the id is known to the boundary (same answers, same objects, no
+// copy of the id into wasm); the index is the query number `__sessionQuery` takes.
+['sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission']
+  .forEach((name, query) => {
+    const byId = WasmProjectionStore.prototype[name];
+    Object.defineProperty(ProjectionStore.prototype, name, {
+      configurable: true,
+      writable: true,
+      value(sessionId) {
+        const h = this.__boundary.known(sessionId);
+        return h !== undefined ? this.__sessionQuery(query, h) : byId.call(this, sessionId);
+      },
+    });
+  });

@@ -19,7 +19,7 @@ use crate::rules::pending::{session_pending_action, task_pending_action, Session
 use crate::rules::time::Timestamp;
 
 use super::db::Backend;
-use super::error::Result;
+use super::error::{Result, ServerError};
 use super::events::{
     Event, EventSink, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED, SESSION_MESSAGE_UPDATED,
 };
@@ -70,6 +70,18 @@ pub async fn load_snapshots(
     }
     tx.commit().await?;
     Ok(snapshots)
+}
+
+/// The snapshot of one session ([`ServerError::NotFound`] when it does not exist).
+pub async fn load_snapshot(storage: &Storage, session_id: &str) -> Result<SessionSnapshot> {
+    load_snapshots(storage, &[session_id])
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ServerError::NotFound {
+            what: "session",
+            id: session_id.to_owned(),
+        })
 }
 
 /// One session with its authoritative projection.

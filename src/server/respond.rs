@@ -29,7 +29,7 @@ use crate::wire::{self, Json, Wire};
 use super::clock::{wire_time, Clock};
 use super::error::{Result, ServerError};
 use super::events::EventSink;
-use super::projection::{load_snapshots, MessageEventKind, Projector, SessionSnapshot};
+use super::projection::{load_snapshot, MessageEventKind, Projector, SessionSnapshot};
 use super::storage::{
     cas_message_metadata_on, insert_intent_on, messages_on, session_on, turns_on, IntentRow,
     MessageRow, Storage,
@@ -271,14 +271,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
     }
 
     async fn snapshot(&self, session_id: &str) -> Result<SessionSnapshot> {
-        load_snapshots(self.storage(), &[session_id])
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| ServerError::NotFound {
-                what: "session",
-                id: session_id.to_owned(),
-            })
+        load_snapshot(self.storage(), session_id).await
     }
 
     /// Responds to bundle `pending_id` (`POST /clarification/:pendingId/respond`).

@@ -175,6 +175,8 @@ pub(crate) struct MessageIndex {
     pending_ids: Names,
     per_turn: HashMap<u32, TurnStat>,
     clarifications: HashMap<u32, ClarificationInfo>,
+    /// The clarification slots of each pending id (interned; rows without one are not listed).
+    per_pending: HashMap<u32, Vec<u32>>,
     /// Ids deleted by a WebSocket event, so a REST page read before the delete cannot bring the
     /// message back; the newest [`TOMBSTONES`] are kept (id → when it was deleted, in deletes).
     tombstones: HashMap<Box<str>, u64>,
@@ -329,6 +331,9 @@ impl MessageIndex {
         let hash = hash_id(&self.hasher, self.id_of(&row));
         if let Some(info) = info {
             self.clarifications.insert(slot, info);
+            if info.pending != NONE {
+                self.per_pending.entry(info.pending).or_default().push(slot);
+            }
         }
         let turn = row.turn;
         if let Some(place) = self
@@ -435,7 +440,14 @@ impl MessageIndex {
                 self.per_turn.remove(&row.turn);
             }
         }
-        self.clarifications.remove(&slot);
+        if let Some(info) = self.clarifications.remove(&slot) {
+            if let Some(slots) = self.per_pending.get_mut(&info.pending) {
+                slots.retain(|&s| s != slot);
+                if slots.is_empty() {
+                    self.per_pending.remove(&info.pending);
+                }
+            }
+        }
         self.free.push(slot);
         Some(row)
     }
@@ -486,20 +498,44 @@ impl MessageIndex {
             .find(|&slot| self.row(slot).is_some_and(|r| r.turn != NONE))
     }
 
-    /// Every clarification row plus the newest row that has a turn, in creation order: discovery
-    /// over all messages gives the same answer on this subset as on the whole transcript (other
-    /// rows only matter through the latest turn, which the newest row with a turn decides).
+    /// The rows discovery over the whole transcript reads, in creation order (for a scope that
+    /// considers every message): the newest row that has a turn (it decides the latest turn),
+    /// the clarification rows of that turn (the pending request is among them; every row when
+    /// no row has a turn), and every clarification row sharing a pending id with one of those
+    /// (the request's bundle may span turns). The rules answer on this subset as on the whole
+    /// transcript (`tests/store_properties.rs` checks it), and it stays small however long the
+    /// session is.
     pub fn discovery_candidates(&self) -> Vec<RowView<'_>> {
+        let newest = self.newest_with_turn();
+        let latest = newest.and_then(|s| self.row(s)).map_or(NONE, |r| r.turn);
         let mut slots: Vec<u32> = self
             .per_turn
-            .values()
-            .flat_map(|s| s.requests.iter().copied())
-            .filter(|&s| {
-                self.row(s)
-                    .is_some_and(|r| r.kind == MessageKind::ClarificationRequest)
+            .get(&latest)
+            .map(|s| {
+                s.requests
+                    .iter()
+                    .copied()
+                    .filter(|&s| {
+                        self.row(s)
+                            .is_some_and(|r| r.kind == MessageKind::ClarificationRequest)
+                    })
+                    .collect()
             })
+            .unwrap_or_default();
+        let mut pending: Vec<u32> = slots
+            .iter()
+            .filter_map(|s| self.clarifications.get(s))
+            .map(|info| info.pending)
+            .filter(|&p| p != NONE)
             .collect();
-        slots.extend(self.newest_with_turn());
+        crate::sort::stable_sort_by(&mut pending, u32::cmp);
+        pending.dedup();
+        for p in pending {
+            if let Some(members) = self.per_pending.get(&p) {
+                slots.extend(members.iter().copied());
+            }
+        }
+        slots.extend(newest);
         let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
         crate::sort::stable_sort_by(&mut views, |a, b| self.order_of(a.row, b.row));
         views.dedup_by_key(|v| v.slot);
@@ -551,6 +587,11 @@ impl MessageIndex {
                 .capacity()
                 .saturating_mul(std::mem::size_of::<(u32, ClarificationInfo)>().saturating_add(1)),
             self.times.heap_bytes(),
+            // Bundle lists: a slot per clarification row with a pending id, plus the map.
+            self.per_pending
+                .values()
+                .map(|v| v.capacity().saturating_mul(4).saturating_add(32))
+                .sum(),
             // The deleted ids remembered (see `bury`).
             self.tombstones
                 .keys()

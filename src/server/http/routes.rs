@@ -17,7 +17,7 @@ use crate::rules::model::MessageRecord;
 use crate::rules::respond::{RespondReply, Response as ResponseKind};
 use crate::rules::time::Timestamp;
 use crate::rules::turn::visible_turn_history;
-use crate::server::projection::{action_json, load_snapshots};
+use crate::server::projection::{action_json, load_snapshot};
 use crate::server::respond::{reply_json, reply_text, ResponseInput};
 use crate::server::storage::TaskRow;
 use crate::server::ServerError;
@@ -139,11 +139,7 @@ async fn task_sessions(State(app): State<Arc<App>>, Path(task_id): Path<String>)
 /// turns, ascending), read in one snapshot with the messages that publish reservations.
 async fn turns(State(app): State<Arc<App>>, Path(session_id): Path<String>) -> ApiResult {
     let _core = app.core().await;
-    let snapshot = load_snapshots(&app.storage, &[session_id.as_str()])
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::not_found(format!("session {session_id:?} not found")))?;
+    let snapshot = load_snapshot(&app.storage, &session_id).await?;
     let referenced = |turn: &str| snapshot.messages.iter().any(|m| m.turn_id() == Some(turn));
     let turns: Vec<Value> = visible_turn_history(&snapshot.turns, referenced)
         .into_iter()

@@ -37,7 +37,7 @@ use crate::rules::respond::{Response as ResponseKind, ResumeReport};
 use crate::rules::stall::Execution;
 use crate::rules::turn::{current_turn, CurrentTurn};
 use crate::server::events::SESSION_STATE_CHANGED;
-use crate::server::projection::{load_snapshots, MessageEventKind};
+use crate::server::projection::{load_snapshot, MessageEventKind};
 use crate::server::respond::{
     DeliveryError, ResponseInput, ResumeRequest, Resumer, WaiterRegistry,
 };
@@ -319,14 +319,7 @@ pub async fn set_state(
 /// The session's current turn by the turn rule (SPEC §2; the state is not consulted: the agent
 /// writes into its turn whatever the session state).
 pub async fn current_turn_id(app: &App, session_id: &str) -> Result<Option<String>, ServerError> {
-    let snapshot = load_snapshots(&app.storage, &[session_id])
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ServerError::NotFound {
-            what: "session",
-            id: session_id.to_owned(),
-        })?;
+    let snapshot = load_snapshot(&app.storage, session_id).await?;
     let referenced = |turn: &str| snapshot.messages.iter().any(|m| m.turn_id() == Some(turn));
     let (current, _) = current_turn(Some(&snapshot.turns[..]), None, referenced);
     Ok(match current {
