@@ -6,6 +6,7 @@
 #   - Debian chromium + chromium-driver              (apt-get; for the browser test suites)
 #   - npm devDependencies (binaryen, playwright-core, typescript)  (npm ci)
 #   - Debian postgresql                              (apt-get; the server suite's throwaway cluster)
+#   - nightly + rust-src, wasm-tools                 (rustup, cargo install; the MVP build and its gate)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -104,6 +105,32 @@ else
   say "install postgresql (apt-get)"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
+fi
+
+# 6. MVP build for old WebViews (scripts/build.mjs): nightly + rust-src for -Zbuild-std, and
+# wasm-tools for the `validate --features mvp` gate. Nightly's own wasm32 std is not needed
+# (build-std compiles std from rust-src).
+# Pinned: -Zbuild-std is unstable (keep in step with NIGHTLY in scripts/build.mjs).
+NIGHTLY=nightly-2026-05-19
+if rustup toolchain list | grep -q "^$NIGHTLY"; then
+  say "skip   rustup toolchain $NIGHTLY (installed)"
+else
+  say "install rustup toolchain $NIGHTLY (minimal profile)"
+  rustup toolchain install "$NIGHTLY" --profile minimal
+fi
+if rustup component list --toolchain "$NIGHTLY" --installed | grep -q '^rust-src'; then
+  say "skip   rustup component rust-src ($NIGHTLY; installed)"
+else
+  say "install rustup component rust-src ($NIGHTLY)"
+  rustup component add rust-src --toolchain "$NIGHTLY"
+fi
+if wasm-tools --version >/dev/null 2>&1; then
+  say "skip   wasm-tools ($(wasm-tools --version))"
+else
+  # Only the `validate` subcommand: a fraction of the full tool's compile time.
+  say "install wasm-tools (cargo install, feature validate only)"
+  cargo install wasm-tools --locked --no-default-features --features validate ||
+    cargo install wasm-tools --no-default-features --features validate
 fi
 
 say "done"

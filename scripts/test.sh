@@ -95,12 +95,22 @@ if [ -z "${SETUP_FAILED:-}" ]; then
       tests/js/ || true
     # End-to-end: the demo page (www/dist) in headless Chromium against the real server binary
     # (feature `server`) on throwaway SQLite files, driven by the simulator endpoints.
+    E2E_COUNTS="$ROOT/tests/artifacts/e2e-counts.json"
+    rm -f "$E2E_COUNTS"
     stage e2e bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server &&
-      node --test --test-concurrency=1 --test-reporter=spec tests/e2e/' || true
+      node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$0" tests/e2e/' "$E2E_COUNTS" || true
+    # Packaging: the packed tarball in Next.js (webpack, Turbopack), Vite and Node consumers.
+    PACKAGING_COUNTS="$ROOT/tests/artifacts/packaging-counts.json"
+    rm -f "$PACKAGING_COUNTS"
+    stage packaging bash scripts/test-packaging.sh --no-build \
+      --test-reporter=spec --test-reporter-destination=stdout \
+      --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$PACKAGING_COUNTS" || true
   else
     skip_stage tsc "package build failed"
     skip_stage node-test "package build failed"
     skip_stage e2e "package build failed"
+    skip_stage packaging "package build failed"
   fi
 fi
 
@@ -115,16 +125,21 @@ for entry in "${STAGES[@]}"; do
 done
 printf '%-20s %-8s %8s\n' total "" "$TOTAL_SECONDS"
 
-# Per-runner counts of the node:test stage (written by scripts/node-test-counts.mjs).
+# Per-runner counts of the node:test stages (written by scripts/node-test-counts.mjs).
+COUNT_FILES=("${COUNTS_JSON:-/nonexistent}" "${E2E_COUNTS:-/nonexistent}" "${PACKAGING_COUNTS:-/nonexistent}")
 if [ -s "${COUNTS_JSON:-/nonexistent}" ]; then
   echo
   echo "node:test runners:"
   node -e '
-    const { groups } = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    for (const [name, c] of Object.entries(groups)) {
-      const extra = c.skip + c.todo ? `, ${c.skip + c.todo} skipped` : "";
-      console.log(`  ${name.padEnd(64)} ${c.pass} passed, ${c.fail} failed${extra}`);
-    }' "$COUNTS_JSON"
+    const fs = require("fs");
+    for (const file of process.argv.slice(1)) {
+      if (!fs.existsSync(file)) continue;
+      const { groups } = JSON.parse(fs.readFileSync(file, "utf8"));
+      for (const [name, c] of Object.entries(groups)) {
+        const extra = c.skip + c.todo ? `, ${c.skip + c.todo} skipped` : "";
+        console.log(`  ${name.padEnd(64)} ${c.pass} passed, ${c.fail} failed${extra}`);
+      }
+    }' "${COUNT_FILES[@]}"
 fi
 
 if [ "$FAILED" -gt 0 ] || [ -n "${SETUP_FAILED:-}" ]; then
@@ -146,10 +161,11 @@ node -e '
       pass += +m[1]; fail += +m[2]; skip += +m[3];
     }
   }
-  if (fs.existsSync(process.argv[2])) {
-    const { totals } = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+  for (const file of process.argv.slice(2)) {
+    if (!fs.existsSync(file)) continue;
+    const { totals } = JSON.parse(fs.readFileSync(file, "utf8"));
     pass += totals.pass; fail += totals.fail; skip += totals.skip + totals.todo;
   }
   console.log(`total: ${pass} passed, ${fail} failed, ${skip} skipped`);
-' "$LOGS" "${COUNTS_JSON:-/nonexistent}"
+' "$LOGS" "${COUNT_FILES[@]}"
 exit "$RC"

@@ -45,8 +45,16 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './loader', './mvp', './fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
+    assert.deepEqual(pkg.exports['./loader'], {
+      types: './loader.d.ts',
+      node: './loader.node.js',
+      'edge-light': './loader.node.js',
+      default: './loader.js',
+    });
+    assert.deepEqual(pkg.exports['./mvp'], { types: './task_projection.d.ts', default: './mvp/index.js' });
+    assert.deepEqual(pkg.exports['./fallback'], { types: './task_projection.d.ts', default: './fallback/index.js' });
     assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'node', 'edge-light', 'default']);
     assert.deepEqual(pkg.exports['.'], {
       types: './task_projection.d.ts',
@@ -61,9 +69,11 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.main, './node.js');
     assert.equal(pkg.module, './index.js');
     assert.equal(pkg.types, './task_projection.d.ts');
-    assert.deepEqual(pkg.sideEffects, ['./node.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm']) {
-      assert.ok(pkg.files.includes(f), `files lists ${f}`);
+    // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module.
+    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js']);
+    for (const f of ['node.js', 'index.js', 'store.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+      'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js']) {
+      assert.ok(pkg.files.includes(f) || pkg.files.includes(`${f.split('/')[0]}/`), `files lists ${f}`);
       assert.doesNotThrow(() => readFileSync(path.join(pkgDir, f)), `${f} exists`);
     }
   });

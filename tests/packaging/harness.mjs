@@ -1,0 +1,196 @@
+// Shared helpers of the packaging tests: fixture paths, servers on free ports, headless Chromium
+// (playwright-core, Debian's /usr/bin/chromium), screenshots, and two browser emulations:
+// no WebAssembly at all (iOS Lockdown Mode) and an engine without reference-types/multi-value
+// (WebViews before Safari/iOS 15.1).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const here = path.dirname(fileURLToPath(import.meta.url));
+export const root = path.resolve(here, '../..');
+export const artifacts = path.join(root, 'tests', 'artifacts', 'packaging');
+fs.mkdirSync(artifacts, { recursive: true });
+
+/** The scenario's expected answer (tests/packaging/shared/scenario.ts, compiled by prepare.mjs). */
+export const scenario = await import(pathToFileURL(path.join(here, 'node-app', '_shared', 'scenario.mjs')).href);
+
+export const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' };
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, 'localhost', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs a command to completion; rejects with its output on failure. Resolves to its output. */
+export function exec(cmd, args, { cwd, timeoutMs = 300_000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+      reject(new Error(`${cmd} ${args.join(' ')} timed out after ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${cmd} ${args.join(' ')} (in ${path.relative(root, cwd)}) exited with ${code ?? signal}:\n${out}`));
+    });
+  });
+}
+
+/**
+ * Starts a long-running server in its own process group and resolves once `url` answers.
+ * Returns { url, log(), stop() }; stop() ends that process group only.
+ */
+export async function serve(cmd, args, { cwd, url, timeoutMs = 60_000 }) {
+  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  let exited = null;
+  child.on('exit', (code, signal) => (exited = code ?? signal));
+  const stop = () =>
+    new Promise((resolve) => {
+      if (exited !== null) return resolve();
+      child.once('exit', () => resolve());
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        resolve();
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {}
+      }, 5000).unref();
+    });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited !== null) throw new Error(`${cmd} ${args.join(' ')} exited with ${exited} before serving:\n${out}`);
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return { url, log: () => out, stop };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run',
+    ],
+  });
+}
+
+/** Removes WebAssembly before any page script runs (iOS Lockdown Mode, locked-down WebViews). */
+export const NO_WEBASSEMBLY = 'delete globalThis.WebAssembly;';
+
+/**
+ * An engine that only knows WebAssembly 1.0 (MVP): modules declaring an externref/funcref value
+ * type, a multi-value result or an externref table fail to compile, as on WebViews before
+ * Safari/iOS 15.1. The MVP wasm passes.
+ */
+export const MVP_ONLY_ENGINE = `(() => {
+  const W = globalThis.WebAssembly;
+  const orig = { instantiate: W.instantiate, compile: W.compile, validate: W.validate, Module: W.Module };
+  function postMvp(b) {
+    let p = 8;
+    const u32 = () => { let r = 0, s = 0, x; do { x = b[p++]; r += (x & 0x7f) * 2 ** s; s += 7; } while (x & 0x80); return r; };
+    while (p < b.length) {
+      const id = b[p++]; const size = u32(); const end = p + size;
+      if (id === 1) {
+        for (let n = u32(); n > 0; n--) {
+          p++;
+          for (let k = 0; k < 2; k++) {
+            const m = u32();
+            if (k === 1 && m > 1) return 'multi-value';
+            for (let j = 0; j < m; j++) if (b[p++] === 0x6f) return 'reference-types';
+          }
+        }
+      } else if (id === 4) {
+        for (let n = u32(); n > 0; n--) { if (b[p++] !== 0x70) return 'reference-types'; const f = u32(); u32(); if (f & 1) u32(); }
+      }
+      p = end;
+    }
+    return null;
+  }
+  function bytesOf(src) {
+    if (src instanceof ArrayBuffer) return new Uint8Array(src);
+    if (ArrayBuffer.isView(src)) return new Uint8Array(src.buffer, src.byteOffset, src.byteLength);
+    return null;
+  }
+  function check(src) {
+    const b = bytesOf(src);
+    const feature = b && postMvp(b);
+    if (feature) throw new W.CompileError('emulated WebAssembly 1.0 engine: ' + feature + ' is not supported');
+  }
+  W.validate = function (src) { try { check(src); } catch { return false; } return orig.validate.call(W, src); };
+  W.compile = function (src) { try { check(src); } catch (e) { return Promise.reject(e); } return orig.compile.call(W, src); };
+  W.instantiate = function (src, imports) {
+    if (src instanceof orig.Module) return orig.instantiate.call(W, src, imports);
+    try { check(src); } catch (e) { return Promise.reject(e); }
+    return orig.instantiate.call(W, src, imports);
+  };
+  W.instantiateStreaming = async (resp, imports) => W.instantiate(await (await resp).arrayBuffer(), imports);
+  W.compileStreaming = async (resp) => W.compile(await (await resp).arrayBuffer());
+  W.Module = new Proxy(orig.Module, { construct(target, args) { check(args[0]); return new target(...args); } });
+})();`;
+
+/**
+ * Opens `url` in a fresh context (with optional init script), waits until the demo component
+ * has applied the whole script, checks the rendered answer, screenshots it, and returns
+ * { backend, requests }. Page errors fail the check.
+ */
+export async function checkDemoPage(browser, url, { initScript, screenshot, backend }) {
+  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+  const page = await context.newPage();
+  const errors = [];
+  const requests = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (r) => requests.push(r.url()));
+  if (initScript) await page.addInitScript(initScript);
+  try {
+    await page.goto(url);
+    await page.waitForSelector('[data-testid="answer"][data-done="true"], [data-testid="error"]', { timeout: 30_000 });
+    const error = await page.locator('[data-testid="error"]').count();
+    if (error) assert.fail(`the page shows an error: ${await page.locator('[data-testid="error"]').innerText()}`);
+    const text = async (id) => (await page.locator(`[data-testid="${id}"]`).innerText()).trim();
+    const { EXPECTED } = scenario;
+    assert.equal(await text('pending-action'), EXPECTED.pendingAction);
+    assert.equal(await text('task-pending'), EXPECTED.taskPendingAction);
+    assert.equal(await text('owner'), EXPECTED.owner);
+    assert.equal(await text('pending-id'), EXPECTED.pendingId);
+    assert.deepEqual(await page.locator('[data-testid="questions"] li').allInnerTexts(), EXPECTED.questions);
+    assert.equal(await text('applied'), String(scenario.SCRIPT.length));
+    const got = await text('backend');
+    if (backend) assert.equal(got, backend);
+    await page.screenshot({ path: path.join(artifacts, screenshot), fullPage: true });
+    assert.deepEqual(errors, [], 'page errors');
+    return { backend: got, requests };
+  } finally {
+    await context.close();
+  }
+}

@@ -1,0 +1,85 @@
+// The packed tarball in a stock Next.js App Router app (tests/packaging/next-app: strict
+// TypeScript, no wasm configuration), built with webpack and with Turbopack, served by
+// `next start`: a server component and a route handler on the Node.js runtime, an edge route,
+// and client components (static import, and the loader in an engine without WebAssembly / with
+// WebAssembly 1.0 only) in headless Chromium. Then `tsc --noEmit` of the app.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, exec, freePort, here, launchBrowser, scenario, serve } from './harness.mjs';
+
+const app = path.join(here, 'next-app');
+const next = path.join(app, 'node_modules', '.bin', 'next');
+const { EXPECTED } = scenario;
+
+let browser;
+before(async () => {
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const bundler of ['webpack', 'turbopack']) {
+  describe(`Next.js (${bundler})`, () => {
+    let server;
+    before(async () => {
+      // A clean build each time: the package keeps its version while its contents change, and
+      // bundler caches key node_modules packages by version.
+      fs.rmSync(path.join(app, '.next'), { recursive: true, force: true });
+      const out = await exec(next, ['build', `--${bundler}`], { cwd: app });
+      fs.writeFileSync(path.join(artifacts, `next-${bundler}-build.log`), out);
+      const port = await freePort();
+      server = await serve(next, ['start', '--port', String(port), '--hostname', 'localhost'], { cwd: app, url: `http://localhost:${port}/api/answer` });
+      server.url = `http://localhost:${port}`;
+    });
+    after(async () => {
+      await server?.stop();
+    });
+
+    test('server component: the answer is in the server-rendered HTML', async () => {
+      const html = await (await fetch(`${server.url}/`)).text();
+      assert.match(html, /data-testid="pending-action">clarification</);
+      assert.match(html, new RegExp(`data-testid="owner">${EXPECTED.owner}<`));
+      assert.match(html, new RegExp(`data-testid="pending-id">${EXPECTED.pendingId}<`));
+      for (const q of EXPECTED.questions) assert.ok(html.includes(`<li>${q}</li>`), `HTML lists ${q}`);
+      assert.match(html, /data-testid="compare">1</);
+      assert.match(html, /data-testid="policy">new</);
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${server.url}/`);
+        await page.screenshot({ path: path.join(artifacts, `next-${bundler}-server.png`), fullPage: true });
+      } finally {
+        await page.close();
+      }
+    });
+
+    test('route handler (Node.js runtime) answers from the package', async () => {
+      const body = await (await fetch(`${server.url}/api/answer`)).json();
+      assert.deepEqual(body, { runtime: 'nodejs', ...EXPECTED });
+    });
+
+    test('edge route answers from the package', async () => {
+      const body = await (await fetch(`${server.url}/api/edge`)).json();
+      assert.deepEqual(body, { runtime: 'edge', ...EXPECTED });
+    });
+
+    test('client component: useSyncExternalStore renders the pending question and owner', async () => {
+      const html = await (await fetch(`${server.url}/client`)).text();
+      assert.match(html, /loading task-projection/, 'the client component was server-rendered (node condition) too');
+      await checkDemoPage(browser, `${server.url}/client`, { screenshot: `next-${bundler}-client.png`, backend: 'wasm (static import)' });
+    });
+
+    test('client component with loadTaskProjection(): wasm, MVP wasm (old WebView), JS (no WebAssembly)', async () => {
+      await checkDemoPage(browser, `${server.url}/loader`, { screenshot: `next-${bundler}-loader-wasm.png`, backend: 'wasm' });
+      await checkDemoPage(browser, `${server.url}/loader`, { initScript: MVP_ONLY_ENGINE, screenshot: `next-${bundler}-loader-mvp.png`, backend: 'mvp' });
+      await checkDemoPage(browser, `${server.url}/loader`, { initScript: NO_WEBASSEMBLY, screenshot: `next-${bundler}-loader-no-webassembly.png`, backend: 'js' });
+    });
+  });
+}
+
+test('tsc --noEmit: the Next.js app (strict) type-checks against the package declarations', async () => {
+  // After a build: next-env.d.ts and .next/types (route types) exist.
+  await exec(path.join(app, 'node_modules', '.bin', 'tsc'), ['--noEmit', '-p', app], { cwd: app });
+});

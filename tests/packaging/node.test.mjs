@@ -1,0 +1,40 @@
+// The packed tarball from plain Node (tests/packaging/node-app): ESM import and CommonJS require
+// by package name, the loader and the fallback, with and without WebAssembly.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { exec, here, scenario } from './harness.mjs';
+
+const app = path.join(here, 'node-app');
+const { EXPECTED } = scenario;
+const node = (...args) => exec(process.execPath, args, { cwd: app }).then((out) => JSON.parse(out.trim().split('\n').pop()));
+
+describe('Node consumers of the tarball', () => {
+  test('ESM import: node entry, loader (wasm), fallback', async () => {
+    const r = await node('esm.mjs');
+    assert.deepEqual(r.import, { ...EXPECTED, version: 'number' });
+    assert.equal(r.compare, 1);
+    assert.deepEqual(r.fallback, { ...EXPECTED, version: 'number' });
+    assert.deepEqual(r.loader, { backend: 'wasm', failures: [], ...EXPECTED, version: 'number' });
+  });
+
+  test('CommonJS require: node entry and fallback', async () => {
+    const r = await node('cjs.cjs');
+    assert.deepEqual(r.require, EXPECTED);
+    assert.equal(r.compare, 1);
+    assert.deepEqual(r.fallback, EXPECTED);
+  });
+
+  test('without WebAssembly (--jitless): the loader falls back to JS', async () => {
+    const r = await node('--jitless', 'no-wasm.mjs');
+    assert.equal(r.webAssembly, 'undefined');
+    assert.deepEqual(r.fallback, EXPECTED);
+    assert.deepEqual(r.loader, { backend: 'js', failures: ['wasm: ReferenceError'], ...EXPECTED });
+  });
+
+  test('WebAssembly deleted before import: the loader falls back to JS', async () => {
+    const r = await node('--import', 'data:text/javascript,delete globalThis.WebAssembly', 'no-wasm.mjs');
+    assert.equal(r.webAssembly, 'undefined');
+    assert.deepEqual(r.loader, { backend: 'js', failures: ['wasm: ReferenceError'], ...EXPECTED });
+  });
+});
