@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 use server_support::{fresh_url, Kind};
 use task_projection::server::http::client::{check_converged, HttpClient, Mirror, WsClient};
 use task_projection::server::http::{database_url, parse_args, serve_db, Args, Config, Running};
-use task_projection::server::Db;
+use task_projection::server::storage::Storage;
+use task_projection::server::{Backend, Db};
 use task_projection::store::Reason;
 
 const BIN: &str = env!("CARGO_BIN_EXE_task-projection-server");
@@ -932,6 +933,246 @@ async fn stall_sweep_heals_orphans(db: Db) {
     srv.stop().await;
 }
 both!(stall_sweep_heals_orphans);
+
+// ---- task deletion ------------------------------------------------------------------------------
+
+/// The simulator's delete archives the task and publishes `task.deleted`: the mirror forgets the
+/// task and its sessions, REST no longer lists it, and an unknown (or already deleted) task is a
+/// 404 that publishes nothing.
+async fn task_deleted(db: Db) {
+    let srv = Srv::start(db).await;
+    let (mut ws, mut mirror) = srv.client().await;
+    let doomed = srv.task("doomed").await;
+    let kept = srv.task("kept").await;
+    let session = srv.session(&doomed, true).await;
+    srv.turn(&session).await;
+    srv.ask(&session, 1, true).await;
+    apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
+    check_converged(&mirror, &srv.http).await.unwrap();
+    let action = |a: Option<task_projection::rules::model::PendingAction>| a.map(|a| a.as_str());
+    assert_eq!(
+        action(mirror.store.task_pending_action(&doomed).0),
+        Some("clarification")
+    );
+    assert_eq!(
+        action(mirror.store.session_pending_action(&session).0),
+        Some("clarification")
+    );
+
+    let reply = srv
+        .post(&format!("/api/dev/sim/tasks/{doomed}/delete"), json!({}))
+        .await;
+    assert_eq!(reply, json!({ "ok": true }));
+    let frames = srv.frames_until_marker(&mut ws).await;
+    assert_eq!(
+        frames,
+        [json!({ "type": "task.deleted", "payload": { "task_id": doomed } })]
+    );
+    assert_eq!(mirror.apply(&frames[0]).unwrap(), Some(Reason::Applied));
+    let (held, reason) = mirror.store.task_pending_action(&doomed);
+    assert_eq!((held, reason), (None, Reason::TaskUnknown));
+    let (held, reason) = mirror.store.session_pending_action(&session);
+    assert_eq!((held, reason), (None, Reason::SessionUnknown));
+    assert_eq!(mirror.store.session_state(&session), None);
+    assert!(
+        mirror.answers().get(&doomed).is_none(),
+        "{}",
+        mirror.answers()
+    );
+    assert_eq!(
+        mirror.apply(&frames[0]).unwrap(),
+        Some(Reason::Unchanged),
+        "a repeat changes nothing"
+    );
+
+    let listed: Vec<Value> = srv.get("/api/v1/tasks").await["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(listed, [json!(kept)]);
+    check_converged(&mirror, &srv.http).await.unwrap();
+
+    for id in [doomed.as_str(), "nope"] {
+        let path = format!("/api/dev/sim/tasks/{id}/delete");
+        let (status, body) = srv.http.post(&path, &json!({})).await.unwrap();
+        assert_eq!(status, 404, "{path}: {body}");
+        assert_eq!(body["error"]["code"], "not_found", "{path}: {body}");
+    }
+    assert_eq!(srv.frames_until_marker(&mut ws).await, Vec::<Value>::new());
+    ws.close().await;
+    srv.stop().await;
+}
+both!(task_deleted);
+
+// ---- a stale status summary over HTTP -----------------------------------------------------------
+
+/// Makes the task's stored summary stale the way tests/server_summary.rs does (another writer's
+/// newer revision that says clean and carries fields of its own); returns its revision.
+async fn stale_summary(storage: &Storage, task: &str) -> i64 {
+    let row = storage.summary(task).await.unwrap().expect("a summary");
+    let mut stale = row.summary.clone();
+    stale.as_object_mut().unwrap().remove("pending_action");
+    let revision = row.revision + 1;
+    stale["revision"] = json!(revision);
+    stale["queued_prompt_count"] = json!(2);
+    stale["git"] = json!({ "branch": "main", "ahead": 1 });
+    assert!(storage
+        .cas_summary(task, row.revision, revision, &stale, "2026-11-29T13:00:00Z")
+        .await
+        .unwrap());
+    revision
+}
+
+/// `GET /api/v1/tasks` repairs a stale summary (compare-and-set, the other writer's fields kept,
+/// one `task.status_summary.updated`); when the repair cannot be written it answers
+/// `status_summary_invalidated: true` without a summary, the legacy action still authoritative.
+async fn stale_summary_over_http(db: Db) {
+    let srv = Srv::start(db.clone()).await;
+    let storage = Storage::new(db.clone());
+    let task = srv.task("stale").await;
+    let session = srv.session(&task, true).await;
+    srv.turn(&session).await;
+    srv.ask(&session, 1, true).await;
+    let (mut ws, mut mirror) = srv.client().await;
+    let before = storage.summary(&task).await.unwrap().unwrap();
+    assert_eq!(before.summary["pending_action"], "clarification");
+
+    // Repaired on read.
+    let stale = stale_summary(&storage, &task).await;
+    let listed = srv.task_json(&task).await;
+    let summary = listed["status_summary"].clone();
+    assert_eq!(summary["pending_action"], "clarification", "{listed}");
+    assert_eq!(summary["revision"], json!(stale + 1));
+    assert_eq!(summary["queued_prompt_count"], 2);
+    assert_eq!(summary["git"], json!({ "branch": "main", "ahead": 1 }));
+    assert!(
+        listed.get("status_summary_invalidated").is_none(),
+        "{listed}"
+    );
+    assert_eq!(listed["task_pending_action"], "clarification");
+    let stored = storage.summary(&task).await.unwrap().unwrap();
+    assert_eq!((stored.revision, &stored.summary), (stale + 1, &summary));
+    let frames = srv.frames_until_marker(&mut ws).await;
+    assert_eq!(
+        frames,
+        [json!({
+            "type": "task.status_summary.updated",
+            "payload": { "task_id": task, "workspace_id": "ws-demo", "status_summary": summary },
+        })]
+    );
+    apply_all(&mut mirror, &frames);
+    check_converged(&mirror, &srv.http).await.unwrap();
+    // A repaired summary is not written again.
+    assert_eq!(srv.task_json(&task).await["status_summary"], summary);
+    assert_eq!(
+        storage.summary(&task).await.unwrap().unwrap().revision,
+        stale + 1
+    );
+    assert_eq!(srv.frames_until_marker(&mut ws).await, Vec::<Value>::new());
+
+    // Stale again, and summary writes fail: invalidated, nothing written or published.
+    let stale = stale_summary(&storage, &task).await;
+    match db.backend() {
+        Backend::Sqlite => {
+            sqlx::query(
+                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
+                 BEGIN SELECT RAISE(ABORT, 'summary writes disabled'); END",
+            )
+            .execute(db.pool())
+            .await
+            .unwrap();
+        }
+        Backend::Postgres => {
+            sqlx::query(
+                "CREATE FUNCTION reject_summary_writes() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN RAISE EXCEPTION 'summary writes disabled'; END $$",
+            )
+            .execute(db.pool())
+            .await
+            .unwrap();
+            sqlx::query(
+                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
+                 FOR EACH ROW EXECUTE FUNCTION reject_summary_writes()",
+            )
+            .execute(db.pool())
+            .await
+            .unwrap();
+        }
+    }
+    let listed = srv.task_json(&task).await;
+    assert_eq!(listed["status_summary_invalidated"], true, "{listed}");
+    assert!(listed.get("status_summary").is_none(), "{listed}");
+    assert_eq!(listed["task_pending_action"], "clarification");
+    assert_eq!(listed["primary_session_pending_action"], "clarification");
+    let stored = storage.summary(&task).await.unwrap().unwrap();
+    assert_eq!(stored.revision, stale);
+    assert!(stored.summary.get("pending_action").is_none());
+    assert_eq!(srv.frames_until_marker(&mut ws).await, Vec::<Value>::new());
+    ws.close().await;
+    srv.stop().await;
+}
+both!(stale_summary_over_http);
+
+// ---- a socket that never reads is closed with 1013 ----------------------------------------------
+
+/// A client that never reads while the server publishes far more than its socket buffers hold
+/// and more than the hub's buffer (lowered to 16 frames through `Config::ws_buffer`) is closed
+/// with code 1013 after the frames it was sent; the server keeps serving new sockets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lagging_socket_closed_1013() {
+    // Batches of 4 frames (a quarter of the hub's buffer) of 64 KiB, ≈ 20 MB in all (about five
+    // times what Linux's default loopback socket buffers hold): the server's writer drains each
+    // batch into the socket until the buffers are full, then blocks while later batches overflow
+    // the hub's buffer behind it; it sees the overflow once the client reads again.
+    const BATCHES: usize = 80;
+    const PER_BATCH: usize = 4;
+    let db = server_support::fresh(Kind::Sqlite).await.unwrap();
+    let mut config = config();
+    config.ws_buffer = 16;
+    let srv = Srv::with(db, config).await;
+    let mut ws = WsClient::connect(srv.running.addr).await.unwrap();
+    let hello = ws.next().await.unwrap().expect("hello");
+    assert_eq!(hello["type"], "server.hello");
+
+    let pad = "x".repeat(64 * 1024);
+    let frames: Vec<Value> = (0..PER_BATCH)
+        .map(|i| {
+            let payload = json!({ "task_id": "lag", "i": i, "pad": pad });
+            json!({ "type": "task.stalled", "payload": payload })
+        })
+        .collect();
+    let body = json!({ "frames": frames });
+    for _ in 0..BATCHES {
+        let sent = srv.post("/api/dev/sim/replay", body.clone()).await;
+        assert_eq!(sent["sent"], PER_BATCH);
+    }
+
+    let (read, code) = tokio::time::timeout(Duration::from_secs(10), ws.read_until_close())
+        .await
+        .expect("the server closes the lagging socket")
+        .expect("read");
+    assert_eq!(code, Some(1013), "after {read} frames");
+    // The frames that reached the socket before it fell behind come first (≈ 4 MB of them with
+    // Linux's default socket buffers), then the close instead of a silent gap.
+    assert!(
+        read > 0 && read < BATCHES * PER_BATCH,
+        "read {read} of {} frames",
+        BATCHES * PER_BATCH
+    );
+
+    // The server still serves: a new socket starts with server.hello and gets new frames.
+    let mut again = WsClient::connect(srv.running.addr).await.unwrap();
+    let hello = again.next().await.unwrap().expect("hello");
+    assert_eq!(hello["type"], "server.hello");
+    assert_eq!(
+        srv.frames_until_marker(&mut again).await,
+        Vec::<Value>::new()
+    );
+    again.close().await;
+    srv.stop().await;
+}
 
 // ---- static files -------------------------------------------------------------------------------
 

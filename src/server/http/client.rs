@@ -210,6 +210,24 @@ impl WsClient {
         Ok(frames)
     }
 
+    /// Reads until the server closes the socket: the number of text frames read on the way and
+    /// the close frame's code (`None` when the stream ended without a close frame or with one
+    /// carrying no code).
+    pub async fn read_until_close(&mut self) -> ClientResult<(usize, Option<u16>)> {
+        let mut texts = 0usize;
+        loop {
+            match self.stream.next().await {
+                None => return Ok((texts, None)),
+                Some(Err(error)) => return Err(ClientError::of("ws read", error)),
+                Some(Ok(Message::Text(_))) => texts = texts.saturating_add(1),
+                Some(Ok(Message::Close(frame))) => {
+                    return Ok((texts, frame.map(|f| u16::from(f.code))));
+                }
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+
     pub async fn close(mut self) {
         let _ = self.stream.send(Message::Close(None)).await;
     }

@@ -17,8 +17,8 @@
 //! Every simulator call writes through [`Storage`] and publishes the events a real agent would
 //! cause: `session.message.*` with the session's projection (built by the [`Projector`]),
 //! `turn.*`, `session.created`, `session.state_changed` (with projection keys), `task.updated`,
-//! and a summary repair after each change (`task.status_summary.updated` when the task's action
-//! moved).
+//! `task.deleted`, and a summary repair after each change (`task.status_summary.updated` when
+//! the task's action moved).
 //!
 //! [`Projector`]: crate::server::projection::Projector
 
@@ -57,6 +57,8 @@ pub const TURN_STARTED: &str = "turn.started";
 pub const TURN_COMPLETED: &str = "turn.completed";
 /// `task.updated`: the Task as the task list returns it.
 pub const TASK_UPDATED: &str = "task.updated";
+/// `task.deleted`: `{task_id}`.
+pub const TASK_DELETED: &str = "task.deleted";
 
 /// The workspace of simulated tasks.
 pub const WORKSPACE: &str = "ws-demo";
@@ -352,6 +354,36 @@ pub async fn create_task(app: &App, core: &Core, title: &str) -> Result<String, 
     let task = app.storage.task(&id).await?;
     app.publish(TASK_UPDATED, task_wire(app, core, &task).await?);
     Ok(id)
+}
+
+/// Deletes a task: archives it (the task list no longer returns it, the stall sweep skips it)
+/// and publishes `task.deleted` with `{task_id}`. An unknown or already deleted task is a 404.
+/// The task's sessions are locked meanwhile, so their in-flight writes publish before
+/// `task.deleted` (a client does not re-learn the task from a late event).
+pub async fn delete_task(app: &App, task_id: &str) -> ApiResult<()> {
+    let task = app.storage.task(task_id).await?;
+    if task.archived {
+        return Err(ApiError::not_found(format!(
+            "task {task_id:?} is already deleted"
+        )));
+    }
+    let mut sessions: Vec<String> = app
+        .storage
+        .sessions_of_task(task_id)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    // One order for every multi-session locker (other requests hold at most one lock).
+    sessions.sort();
+    let mut guards = Vec::with_capacity(sessions.len());
+    for session in &sessions {
+        guards.push(app.lock_session(session).await);
+    }
+    app.storage.set_task_archived(task_id, true).await?;
+    app.publish(TASK_DELETED, json!({ "task_id": task_id }));
+    drop(guards);
+    Ok(())
 }
 
 /// Creates a session and publishes `session.created` (with its projection).
@@ -813,6 +845,7 @@ pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/api/dev/sim/tasks", post(sim_task))
         .route("/api/dev/sim/tasks/{task_id}/sessions", post(sim_session))
+        .route("/api/dev/sim/tasks/{task_id}/delete", post(sim_delete_task))
         .route("/api/dev/sim/sessions/{session_id}/turns", post(sim_turn))
         .route("/api/dev/sim/turns/{turn_id}/complete", post(sim_complete))
         .route(
@@ -874,6 +907,18 @@ async fn sim_task(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
     let core = app.core().await;
     let id = create_task(&app, &core, title).await?;
     Ok(one("task_id", id))
+}
+
+async fn sim_delete_task(
+    State(app): State<Arc<App>>,
+    Path(task_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    body_json(&body)?;
+    // No core guard: the deletion uses storage only, and the session locks it takes come
+    // before any core guard in every other handler.
+    delete_task(&app, &task_id).await?;
+    Ok(done(Map::new()))
 }
 
 async fn sim_session(
