@@ -224,6 +224,21 @@ export class ProjectionStore extends WasmProjectionStore {
     return super.applyMessagePage(sessionId, messages);
   }
 
+  subscribe(listener) {
+    if (typeof listener !== 'function') return super.subscribe(listener);
+    // A listener that throws must not starve the others, nor vanish: its error is reported
+    // (reportError where the platform has it: the console and `error` listeners in browsers;
+    // else rethrown from its own microtask, an uncaught exception) after the others ran.
+    return super.subscribe((changes) => {
+      try {
+        listener(changes);
+      } catch (error) {
+        if (typeof globalThis.reportError === 'function') globalThis.reportError(error);
+        else queueMicrotask(() => { throw error; });
+      }
+    });
+  }
+
   dispose() {
     super.dispose();
     this.__boundary.reset();

@@ -361,7 +361,11 @@ export class ProjectionStore {
   /** Settles a selection with its load's outcome, applying every guard of SPEC §6. */
   settleSelection(ticket: string, outcome: SelectionLoad): SelectionOutcome;
 
-  /** Calls `listener` at most once per microtask with what changed; returns the unsubscribe function. */
+  /**
+   * Calls `listener` at most once per microtask with what changed; returns the unsubscribe
+   * function. A listener that throws does not stop the others; its error is reported
+   * (`reportError` where available, else rethrown from its own microtask).
+   */
   subscribe(listener: (changes: StoreChanges) => void): () => void;
   /** Increases on every change: the snapshot for `useSyncExternalStore`. */
   version(): number;

@@ -87,14 +87,27 @@ describe('subscribe', () => {
   test('a throwing listener does not stop the others', async () => {
     const store = twoSessions();
     const seen = [];
+    let throwing = true;
     store.subscribe(() => {
       seen.push('first');
-      throw new Error('listener bug');
+      if (throwing) throw new Error('listener bug');
     });
     store.subscribe(() => seen.push('second'));
-    store.applyMessageEvent('added', event('m1', 'sess-a', 1));
-    await tick();
+    // The error is reported, not swallowed (reportError where the platform has one).
+    const reported = [];
+    const hadReportError = 'reportError' in globalThis;
+    const previous = globalThis.reportError;
+    globalThis.reportError = (error) => reported.push(error.message);
+    try {
+      store.applyMessageEvent('added', event('m1', 'sess-a', 1));
+      await tick();
+    } finally {
+      if (hadReportError) globalThis.reportError = previous;
+      else delete globalThis.reportError;
+    }
+    assert.deepEqual(reported, ['listener bug']);
     assert.deepEqual(seen, ['first', 'second']);
+    throwing = false;
     store.applyMessageEvent('added', event('m2', 'sess-a', 2));
     await tick();
     assert.deepEqual(seen, ['first', 'second', 'first', 'second'], 'the store keeps notifying after a listener threw');
