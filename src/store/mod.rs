@@ -346,6 +346,9 @@ impl BuildHasher for Fnv {
     }
 }
 
+/// How many superseded selection tickets are remembered.
+const MAX_SUPERSEDED: usize = 16;
+
 /// How many fetch tokens are remembered; older ones are forgotten (their snapshot is rejected).
 const MAX_FETCHES: usize = 32;
 
@@ -357,6 +360,8 @@ pub struct ProjectionStore<P> {
     fetches: VecDeque<(u64, Captured)>,
     next_fetch: u64,
     selection: Option<ActiveSelection>,
+    /// The newest tickets a newer selection replaced (so their settle says why it is inert).
+    superseded: VecDeque<Box<str>>,
     changed_tasks: HashSet<Box<str>>,
     changed_sessions: HashSet<Box<str>>,
     /// Whether changes are recorded for [`Self::take_changes`] (off while nobody listens, so
@@ -373,6 +378,7 @@ impl<P> Default for ProjectionStore<P> {
             fetches: VecDeque::new(),
             next_fetch: 1,
             selection: None,
+            superseded: VecDeque::new(),
             changed_tasks: HashSet::default(),
             changed_sessions: HashSet::default(),
             track_changes: true,
@@ -1117,6 +1123,12 @@ impl<P: Clone> ProjectionStore<P> {
         let at_start = task.map(|t| self.mark(t));
         let reload =
             task.is_none_or(|t| self.effective_action(t).0.is_some() || t.sessions.is_none());
+        if let Some(previous) = self.selection.take() {
+            if self.superseded.len() >= MAX_SUPERSEDED {
+                self.superseded.pop_front();
+            }
+            self.superseded.push_back(previous.ticket.into_boxed_str());
+        }
         self.selection = Some(ActiveSelection {
             ticket: ticket.clone(),
             task_id: Box::from(task_id),
@@ -1150,6 +1162,23 @@ impl<P: Clone> ProjectionStore<P> {
             .filter(|s| s.ticket == ticket)
             .cloned();
         let Some(selection) = current else {
+            if self.superseded.iter().any(|t| **t == *ticket) {
+                // A newer selection replaced this one: the rule's first guard.
+                let (outcome, why) = settle_selection::<SessionRef<'_>>(Settle {
+                    at_start: TaskMark {
+                        summary_revision: None,
+                        action: None,
+                    },
+                    now: None,
+                    task_id: None,
+                    superseded: true,
+                    active_task_changed: false,
+                    load: Load::Aborted,
+                    preferred: None,
+                });
+                return Ok((Self::navigation(outcome), Reason::Settle(why)));
+            }
+            // Settled already, or never issued by this store.
             return Ok((Navigation::Inert, Reason::TicketNotCurrent));
         };
         if let SelectionLoad::Loaded(sessions) = &load {
@@ -1182,12 +1211,15 @@ impl<P: Clone> ProjectionStore<P> {
             },
             preferred: self.eligible_preferred(&selection.task_id, selection.preferred.as_deref()),
         });
-        let navigation = match outcome {
+        Ok((Self::navigation(outcome), Reason::Settle(why)))
+    }
+
+    fn navigation(outcome: SelectionOutcome<'_>) -> Navigation {
+        match outcome {
             SelectionOutcome::Session(id) => Navigation::Session(id.to_owned()),
             SelectionOutcome::TaskOnly => Navigation::TaskOnly,
             SelectionOutcome::Inert => Navigation::Inert,
-        };
-        Ok((navigation, Reason::Settle(why)))
+        }
     }
 
     // ---- introspection -----------------------------------------------------------------------
