@@ -496,3 +496,111 @@ fn message_removal_keeps_the_index_consistent() {
     assert_eq!(store.message_count(), 25);
     let _: u64 = store.digest();
 }
+
+/// A bundle as `(pending_id, message_ids)`.
+type BundleAnswer = Option<(Option<String>, Vec<String>)>;
+
+/// The answers the wasm binding caches by [`ProjectionStore::discovery_version`]: current turn,
+/// bundle, hidden ids.
+fn discovery_answers(store: &Store) -> (String, BundleAnswer, Vec<String>) {
+    let turn = format!("{:?}", store.current_turn_id("s").0);
+    let bundle = store.pending_clarification("s").0.map(|b| {
+        (
+            b.pending_id.map(str::to_owned),
+            b.message_ids.iter().map(|m| (*m).to_owned()).collect(),
+        )
+    });
+    let hidden = store
+        .hidden_message_ids("s")
+        .0
+        .iter()
+        .map(|m| (*m).to_owned())
+        .collect();
+    (turn, bundle, hidden)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The binding keeps a session's current turn, bundle and hidden ids while
+    /// `discovery_version` is unchanged: so after any message event that leaves it unchanged,
+    /// those answers must be unchanged too (with or without a turn list, with reservations,
+    /// with every kind of projection).
+    #[test]
+    fn an_unchanged_discovery_version_means_unchanged_answers(
+        turn_list in prop::option::of(prop::collection::vec((any::<bool>(), any::<bool>(), any::<bool>()), 0..4)),
+        steps in prop::collection::vec(
+            (0u8..3, 0usize..8, 0u8..5, 0u8..4, 0u8..3, 0u8..3, prop::option::of(0u8..3), 0u32..60, prop::option::of(0u8..3)),
+            1..40,
+        ),
+    ) {
+        let mut store = Store::new();
+        let session = Session {
+            id: "s".into(),
+            task_id: Some(TASK.into()),
+            state: Some(SessionState::Running),
+            is_primary: true,
+            pending_action: None,
+            pending_action_revision: None,
+        };
+        store.apply_session_list(TASK, &[session]).unwrap();
+        if let Some(list) = &turn_list {
+            let turns = list
+                .iter()
+                .enumerate()
+                .map(|(i, (open, reserved, attempted))| Turn {
+                    id: format!("t{i}"),
+                    completed: !open,
+                    started_at: ts(u32::try_from(i).unwrap() * 7),
+                    created_at: ts(u32::try_from(i).unwrap() * 7),
+                    updated_at: None,
+                    flags: TurnFlags {
+                        lifecycle_only: false,
+                        prompt_dispatch_pending: *reserved,
+                        prompt_dispatch_attempted: *attempted,
+                    },
+                })
+                .collect();
+            store.apply_turn_list("s", turns);
+        }
+        for (n, (kind, id, turn, typ, status, pending, action, created, total)) in steps.into_iter().enumerate() {
+            let event = MessageEvent {
+                session_id: "s".into(),
+                task_id: Some(TASK.into()),
+                message: Message {
+                    id: format!("m{id}"),
+                    turn_id: (turn < 4).then(|| format!("t{turn}")),
+                    kind: match typ {
+                        0 => MessageKind::ClarificationRequest,
+                        1 => MessageKind::PermissionRequest,
+                        _ => MessageKind::Other,
+                    },
+                    status: match status {
+                        0 => RequestStatus::Pending,
+                        1 => RequestStatus::Answered,
+                        _ => RequestStatus::Rejected,
+                    },
+                    pending_id: Some(format!("p{pending}")),
+                    question_total: total.map(f64::from),
+                    created_at: ts_any(created),
+                    updated_at: Some(ts(1000 + u32::try_from(n).unwrap())),
+                },
+                projection: action.map(|a| PendingProjection {
+                    action: Some(action_of(a)),
+                    revision: Some(Revision { epoch: "1".into(), sequence: u64::try_from(n).unwrap() }),
+                }),
+            };
+            let event_kind = match kind {
+                0 => MessageEventKind::Added,
+                1 => MessageEventKind::Updated,
+                _ => MessageEventKind::Deleted,
+            };
+            let before = (store.discovery_version("s"), discovery_answers(&store));
+            store.apply_message_event(event_kind, &event);
+            let after = (store.discovery_version("s"), discovery_answers(&store));
+            if before.0 == after.0 {
+                prop_assert_eq!(&before.1, &after.1, "step {}: {:?} {:?}", n, event_kind, event);
+            }
+        }
+    }
+}

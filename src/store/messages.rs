@@ -393,6 +393,13 @@ impl MessageIndex {
         !self.tombstones.is_empty() && self.tombstones.contains_key(id)
     }
 
+    /// The stored kind of a message.
+    pub fn kind_of(&self, id: &str) -> Option<MessageKind> {
+        self.slot_of(id)
+            .and_then(|slot| self.row(slot))
+            .map(|r| r.kind)
+    }
+
     /// Removes a message; `false` when it was not stored.
     pub fn remove(&mut self, id: &str) -> bool {
         match self.slot_of(id) {

@@ -26,7 +26,8 @@ use hash::{HashMap, HashSet};
 use crate::error::WireError;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
 use crate::rules::model::{
-    Message, PendingAction, Revision, Session, SessionRecord, SessionState, StatusSummary, Turn,
+    Message, MessageKind, PendingAction, Revision, Session, SessionRecord, SessionState,
+    StatusSummary, Turn,
 };
 use crate::rules::owner::{
     resolve_owner, settle_selection, Load, Owner, SelectionOutcome, Settle, TaskMark,
@@ -216,6 +217,11 @@ struct SessionEntry {
     early_turns: Vec<Turn>,
     messages: MessageIndex,
     version: u64,
+    /// The version at the last change that can move the session's current turn or clarification
+    /// bundle (turns, state, projected action, request rows, and any row while a reservation
+    /// exists or the current turn is unknown). Other changes (ordinary messages of a known
+    /// turn, a new revision of the same action) leave it: the cached answers stay valid.
+    discovery: u64,
     /// The current turn, computed once per change of turns, state or (with a reservation among
     /// the turns) messages.
     current: Cell<Option<(CurrentTurn<usize>, TurnReason)>>,
@@ -461,6 +467,12 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Records a change of a session, and of its task (whose answers read its sessions).
     fn touch_session(&mut self, session_id: &str) {
+        self.touch_session_with(session_id, true);
+    }
+
+    /// [`Self::touch_session`]; `discovery`: whether the change can move the current turn or the
+    /// clarification bundle (see `SessionEntry::discovery`; when unsure, it can).
+    fn touch_session_with(&mut self, session_id: &str, discovery: bool) {
         let version = self.bump();
         let track = self.track_changes;
         if track && !self.changed_sessions.contains(session_id) {
@@ -470,6 +482,9 @@ impl<P: Clone> ProjectionStore<P> {
             return;
         };
         entry.version = version;
+        if discovery {
+            entry.discovery = version;
+        }
         // Disjoint fields: no copy of the task id unless it joins the change set.
         if let Some(task_id) = entry.task_id.as_deref() {
             if let Some(task) = self.tasks.get_mut(task_id) {
@@ -494,6 +509,13 @@ impl<P: Clone> ProjectionStore<P> {
     /// The version of a session's state (changes whenever any answer about it may change).
     pub fn session_version(&self, session_id: &str) -> u64 {
         self.sessions.get(session_id).map_or(0, |s| s.version)
+    }
+
+    /// The version of the inputs of a session's current turn and clarification bundle: while it
+    /// is unchanged, `current_turn_id`, `pending_clarification` and `hidden_message_ids` answer
+    /// the same (`tests/store_properties.rs` checks it).
+    pub fn discovery_version(&self, session_id: &str) -> u64 {
+        self.sessions.get(session_id).map_or(0, |s| s.discovery)
     }
 
     /// The version of a task's state: its own fields and every change of its sessions.
@@ -696,6 +718,18 @@ impl<P: Clone> ProjectionStore<P> {
             return Reason::TaskMismatchRejected;
         }
         entry.adopt_task(task_id);
+        // Whether this row can move the current turn or the bundle: a request row (before or
+        // after), any row while a reservation exists or the current turn is unknown.
+        let is_request = |kind: MessageKind| {
+            matches!(
+                kind,
+                MessageKind::ClarificationRequest | MessageKind::PermissionRequest
+            )
+        };
+        let row_matters = entry.has_reservation
+            || is_request(message.kind)
+            || matches!(Self::current_turn_of(entry).0, CurrentTurn::Unknown)
+            || entry.messages.kind_of(message.id).is_some_and(is_request);
         let row = match kind {
             MessageEventKind::Deleted => {
                 entry.messages.bury(message.id);
@@ -715,6 +749,7 @@ impl<P: Clone> ProjectionStore<P> {
         if row_changed {
             entry.messages_changed();
         }
+        let action_before = entry.projection.action;
         let (reason, changed) = if row == Upsert::Stale {
             (Reason::OlderUpdateCarriesNoProjection, false)
         } else {
@@ -728,7 +763,9 @@ impl<P: Clone> ProjectionStore<P> {
             }
         };
         if changed {
-            self.touch_session(session_id);
+            let discovery =
+                (row_changed && row_matters) || entry.projection.action != action_before;
+            self.touch_session_with(session_id, discovery);
         }
         reason
     }

@@ -487,7 +487,7 @@ impl JsProjectionStore {
         self.cached(
             Query::CurrentTurn,
             id,
-            store.session_version(id),
+            store.discovery_version(id),
             || store.current_turn_id(id),
             |current, key| match current {
                 CurrentTurn::Unknown => key.push('u'),
@@ -518,7 +518,7 @@ impl JsProjectionStore {
         self.cached(
             Query::Clarification,
             id,
-            store.session_version(id),
+            store.discovery_version(id),
             || store.pending_clarification(id),
             |bundle, key| {
                 if let Some(bundle) = bundle {
@@ -562,7 +562,7 @@ impl JsProjectionStore {
         self.cached(
             Query::Hidden,
             id,
-            store.session_version(id),
+            store.discovery_version(id),
             || store.hidden_message_ids(id),
             |ids, key| {
                 for (i, m) in ids.iter().enumerate() {
