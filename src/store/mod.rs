@@ -627,6 +627,23 @@ impl<P: Clone> ProjectionStore<P> {
         for early in std::mem::take(&mut entry.early_turns) {
             upsert_turn(&mut list, early);
         }
+        // A list read before a turn event that already arrived (a concurrent or late load) must
+        // not drop that turn or roll it back: a held turn the list lacks is kept, and a held
+        // turn replaces the list's only when its `updated_at` is strictly newer.
+        if let Some(held) = &entry.turns {
+            for turn in held {
+                match list.iter_mut().find(|t| t.id == turn.id) {
+                    None => list.push(turn.clone()),
+                    Some(listed) => {
+                        if let (Some(h), Some(l)) = (&turn.updated_at, &listed.updated_at) {
+                            if h > l {
+                                *listed = turn.clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
         if entry.turns.as_ref() == Some(&list) {
             return Reason::Unchanged;
         }
