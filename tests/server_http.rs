@@ -17,7 +17,7 @@ use server_support::{fresh_url, Kind};
 use task_projection::server::http::client::{check_converged, HttpClient, Mirror, WsClient};
 use task_projection::server::http::{database_url, parse_args, serve_db, Args, Config, Running};
 use task_projection::server::storage::Storage;
-use task_projection::server::{Backend, Db};
+use task_projection::server::Db;
 use task_projection::store::Reason;
 
 const BIN: &str = env!("CARGO_BIN_EXE_task-projection-server");
@@ -181,31 +181,9 @@ fn apply_all(mirror: &mut Mirror, frames: &[Value]) {
     }
 }
 
-/// Runs a test body on SQLite and on PostgreSQL (`postgres` in the name: the PostgreSQL stage).
-macro_rules! both {
-    ($name:ident) => {
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                let kind = $crate::server_support::Kind::Sqlite;
-                let db = $crate::server_support::fresh(kind).await.expect("sqlite");
-                super::$name(db).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                let kind = $crate::server_support::Kind::Postgres;
-                match $crate::server_support::fresh(kind).await {
-                    Some(db) => super::$name(db).await,
-                    None => eprintln!("skipped: {} is not set", $crate::server_support::PG_ENV),
-                }
-            }
-        }
-    };
-}
-
 // ---- REST shapes and error codes ----------------------------------------------------------------
 
-async fn rest_shapes(db: Db) {
+async fn rest_shapes(db: Db, _: Kind) {
     let mut config = config();
     config.seed_demo = true;
     let srv = Srv::with(db, config).await;
@@ -444,7 +422,7 @@ async fn simulator_is_off_by_default() {
 
 // ---- respond outcomes (SPEC §8) -----------------------------------------------------------------
 
-async fn respond_outcomes(db: Db) {
+async fn respond_outcomes(db: Db, _: Kind) {
     let srv = Srv::start(db).await;
     let task = srv.task("respond").await;
     let session = srv.session(&task, true).await;
@@ -602,7 +580,7 @@ both!(respond_outcomes);
 
 // ---- a projection failure is a 500, never a clean list ------------------------------------------
 
-async fn session_list_fails_closed(db: Db) {
+async fn session_list_fails_closed(db: Db, _: Kind) {
     let srv = Srv::start(db.clone()).await;
     let task = srv.task("corrupt").await;
     let session = srv.session(&task, true).await;
@@ -636,7 +614,7 @@ both!(session_list_fails_closed);
 
 // ---- WebSocket frames in the native store converge to REST -------------------------------------
 
-async fn websocket_converges(db: Db) {
+async fn websocket_converges(db: Db, _: Kind) {
     let srv = Srv::start(db).await;
     let (mut ws, mut mirror) = srv.client().await;
 
@@ -756,7 +734,7 @@ both!(websocket_converges);
 /// Concurrent writers on one session and across sessions: every client still converges (the
 /// server publishes each session's events in revision order, so no state change is dropped as
 /// older than an event the client already applied).
-async fn concurrent_writers_converge(db: Db) {
+async fn concurrent_writers_converge(db: Db, _: Kind) {
     let srv = Srv::start(db).await;
     let (mut ws, mut mirror) = srv.client().await;
     let task = srv.task("concurrent").await;
@@ -803,7 +781,7 @@ both!(concurrent_writers_converge);
 
 // ---- restart: a new epoch; delayed frames of the old epoch are rejected -------------------------
 
-async fn restart_rejects_old_epoch(db: Db) {
+async fn restart_rejects_old_epoch(db: Db, _: Kind) {
     let srv = Srv::start(db).await;
     let (mut ws, mut mirror) = srv.client().await;
     let epoch_before = srv.get("/healthz").await["epoch"].clone();
@@ -902,7 +880,7 @@ both!(restart_rejects_old_epoch);
 
 // ---- stall sweep --------------------------------------------------------------------------------
 
-async fn stall_sweep_heals_orphans(db: Db) {
+async fn stall_sweep_heals_orphans(db: Db, _: Kind) {
     let mut config = config();
     config.stall_threshold = Duration::from_millis(150);
     let srv = Srv::with(db, config).await;
@@ -939,7 +917,7 @@ both!(stall_sweep_heals_orphans);
 /// The simulator's delete archives the task and publishes `task.deleted`: the mirror forgets the
 /// task and its sessions, REST no longer lists it, and an unknown (or already deleted) task is a
 /// 404 that publishes nothing.
-async fn task_deleted(db: Db) {
+async fn task_deleted(db: Db, _: Kind) {
     let srv = Srv::start(db).await;
     let (mut ws, mut mirror) = srv.client().await;
     let doomed = srv.task("doomed").await;
@@ -1028,7 +1006,7 @@ async fn stale_summary(storage: &Storage, task: &str) -> i64 {
 /// `GET /api/v1/tasks` repairs a stale summary (compare-and-set, the other writer's fields kept,
 /// one `task.status_summary.updated`); when the repair cannot be written it answers
 /// `status_summary_invalidated: true` without a summary, the legacy action still authoritative.
-async fn stale_summary_over_http(db: Db) {
+async fn stale_summary_over_http(db: Db, _: Kind) {
     let srv = Srv::start(db.clone()).await;
     let storage = Storage::new(db.clone());
     let task = srv.task("stale").await;
@@ -1074,33 +1052,7 @@ async fn stale_summary_over_http(db: Db) {
 
     // Stale again, and summary writes fail: invalidated, nothing written or published.
     let stale = stale_summary(&storage, &task).await;
-    match db.backend() {
-        Backend::Sqlite => {
-            sqlx::query(
-                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
-                 BEGIN SELECT RAISE(ABORT, 'summary writes disabled'); END",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-        }
-        Backend::Postgres => {
-            sqlx::query(
-                "CREATE FUNCTION reject_summary_writes() RETURNS trigger LANGUAGE plpgsql AS \
-                 $$ BEGIN RAISE EXCEPTION 'summary writes disabled'; END $$",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-            sqlx::query(
-                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
-                 FOR EACH ROW EXECUTE FUNCTION reject_summary_writes()",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-        }
-    }
+    server_support::reject_summary_writes(&db).await;
     let listed = srv.task_json(&task).await;
     assert_eq!(listed["status_summary_invalidated"], true, "{listed}");
     assert!(listed.get("status_summary").is_none(), "{listed}");

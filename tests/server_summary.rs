@@ -272,36 +272,10 @@ both!(no_summary_is_left_alone);
 
 /// A failing summary write (a trigger rejects it) answers the task invalidated, publishes
 /// nothing, and leaves the stored summary as it was.
-async fn write_failure_invalidates(db: Db, kind: Kind) {
+async fn write_failure_invalidates(db: Db, _: Kind) {
     let s = setup(&db).await;
     let mut rx = s.sink.subscribe();
-    match kind {
-        Kind::Sqlite => {
-            sqlx::query(
-                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
-                         BEGIN SELECT RAISE(ABORT, 'summary writes disabled'); END",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-        }
-        Kind::Postgres => {
-            sqlx::query(
-                "CREATE FUNCTION reject_summary_writes() RETURNS trigger LANGUAGE plpgsql AS \
-                         $$ BEGIN RAISE EXCEPTION 'summary writes disabled'; END $$",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-            sqlx::query(
-                "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
-                         FOR EACH ROW EXECUTE FUNCTION reject_summary_writes()",
-            )
-            .execute(db.pool())
-            .await
-            .unwrap();
-        }
-    }
+    server_support::reject_summary_writes(&db).await;
     assert_eq!(
         s.repair.repair("task-1").await.unwrap(),
         RepairOutcome::Invalidated { attempts: 1 }

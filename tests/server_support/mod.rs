@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use task_projection::server::storage::{NewMessage, NewSession, NewTask, NewTurn, Storage};
-use task_projection::server::Db;
+use task_projection::server::{Backend, Db};
 
 pub const PG_ENV: &str = "TASK_PROJECTION_TEST_PG_URL";
 
@@ -76,6 +76,26 @@ fn sweep_old_files(dir: &std::path::Path) {
 pub async fn fresh(kind: Kind) -> Option<Db> {
     let url = fresh_url(kind).await?;
     Some(Db::connect(&url).await.expect("connect and migrate"))
+}
+
+/// Makes every write to `task_status_summaries` fail (a trigger), so a summary repair's write
+/// fails as a lost connection or a constraint would.
+pub async fn reject_summary_writes(db: &Db) {
+    let statements: &[&str] = match db.backend() {
+        Backend::Sqlite => &[
+            "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
+             BEGIN SELECT RAISE(ABORT, 'summary writes disabled'); END",
+        ],
+        Backend::Postgres => &[
+            "CREATE FUNCTION reject_summary_writes() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'summary writes disabled'; END $$",
+            "CREATE TRIGGER reject_summary_writes BEFORE UPDATE ON task_status_summaries \
+             FOR EACH ROW EXECUTE FUNCTION reject_summary_writes()",
+        ],
+    };
+    for statement in statements {
+        sqlx::query(statement).execute(db.pool()).await.unwrap();
+    }
 }
 
 /// Runs one test body on SQLite and on PostgreSQL:
