@@ -228,7 +228,8 @@ impl MessageIndex {
         })
     }
 
-    fn is_request(kind: MessageKind) -> bool {
+    /// Clarification and permission requests: the rows the index lists per turn.
+    pub fn is_request(kind: MessageKind) -> bool {
         matches!(
             kind,
             MessageKind::ClarificationRequest | MessageKind::PermissionRequest

@@ -26,8 +26,7 @@ use hash::{HashMap, HashSet};
 use crate::error::WireError;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
 use crate::rules::model::{
-    Message, MessageKind, PendingAction, Revision, Session, SessionRecord, SessionState,
-    StatusSummary, Turn,
+    Message, PendingAction, Revision, Session, SessionRecord, SessionState, StatusSummary, Turn,
 };
 use crate::rules::owner::{
     resolve_owner, settle_selection, Load, Owner, SelectionOutcome, Settle, TaskMark,
@@ -737,12 +736,7 @@ impl<P: Clone> ProjectionStore<P> {
         entry.adopt_task(task_id);
         // Whether this row can move the current turn or the bundle: a request row (before or
         // after), any row while a reservation exists or the current turn is unknown.
-        let is_request = |kind: MessageKind| {
-            matches!(
-                kind,
-                MessageKind::ClarificationRequest | MessageKind::PermissionRequest
-            )
-        };
+        let is_request = MessageIndex::is_request;
         let row_matters = entry.has_reservation
             || is_request(message.kind)
             || matches!(Self::current_turn_of(entry).0, CurrentTurn::Unknown)
