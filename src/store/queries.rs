@@ -1,0 +1,217 @@
+//! The queries: current turn, session and task pending actions, clarification bundle, hidden
+//! ids, permission, status summary and pending owner; each answer is a rule call.
+
+use super::session::{SessionEntry, SessionRef};
+use super::tasks::{HeldSummary, TaskEntry};
+use super::{Bundle, ProjectionStore, Reason};
+use crate::rules::clarification;
+use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
+use crate::rules::model::PendingAction;
+use crate::rules::owner::{resolve_owner, Owner, TaskMark};
+use crate::rules::pending::{
+    effective_task_pending_action, session_pending_action_with, task_pending_action,
+};
+use crate::rules::turn::{current_turn, CurrentTurn};
+
+impl<P: Clone> ProjectionStore<P> {
+    pub(super) fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
+        let (current, why) = entry.current.get().unwrap_or_else(|| {
+            let computed = current_turn(entry.turns.as_deref(), entry.state, |turn| {
+                entry.messages.references(turn)
+            });
+            entry.current.set(Some(computed));
+            computed
+        });
+        let id = current.map(|i| {
+            entry
+                .turns
+                .as_ref()
+                .and_then(|t| t.get(i))
+                .map_or("", |t| t.id.as_str())
+        });
+        (id, Reason::Turn(why))
+    }
+
+    /// The session's current turn (SPEC §2).
+    pub fn current_turn_id(&self, session_id: &str) -> (CurrentTurn<&str>, Reason) {
+        match self.sessions.get(session_id) {
+            Some(entry) => Self::current_turn_of(entry),
+            None => (CurrentTurn::Unknown, Reason::SessionUnknown),
+        }
+    }
+
+    /// The session's pending action: its authoritative projection when known, else derived from
+    /// its loaded turns and messages (SPEC §4).
+    pub fn session_pending_action(&self, session_id: &str) -> (Option<PendingAction>, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (None, Reason::SessionUnknown);
+        };
+        if let Some(action) = entry.projection.action {
+            return (action, Reason::AuthoritativeProjection);
+        }
+        let (action, why) = session_pending_action_with(
+            entry.state,
+            entry.turns.as_deref(),
+            |turn| entry.messages.references(turn),
+            |turn| entry.messages.turn_requests(turn).into_iter(),
+        );
+        (action, Reason::SessionAction(why))
+    }
+
+    /// The active clarification bundle of a session (SPEC §3), scoped by its current turn and
+    /// its authoritative projection.
+    pub fn pending_clarification(&self, session_id: &str) -> (Option<Bundle<'_>>, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (None, Reason::SessionUnknown);
+        };
+        let (current, _) = Self::current_turn_of(entry);
+        let scope = Scope {
+            current_turn: current,
+            pending_action: entry.projection.action,
+        };
+        let candidates = match considered(Some(&scope)) {
+            Considered::Nothing => {
+                let why = match (scope.pending_action, current) {
+                    (Some(a), _) if a != Some(PendingAction::Clarification) => {
+                        Reason::ProjectionNotClarification
+                    }
+                    (_, CurrentTurn::None) => Reason::NoCurrentTurn,
+                    _ => Reason::AuthorityUnknown,
+                };
+                return (None, why);
+            }
+            Considered::Turn(turn) => entry.messages.turn_requests(turn),
+            Considered::All => entry.messages.discovery_candidates(),
+        };
+        let Some(request) =
+            pending_request(&candidates, Some(&scope)).and_then(|i| candidates.get(i))
+        else {
+            return (None, Reason::NoPendingRequest);
+        };
+        let members = pending_bundle(&candidates, Some(&scope));
+        if members.is_empty() {
+            return (None, Reason::BundleIncomplete);
+        }
+        let bundle = Bundle {
+            pending_id: request.pending_id_str(),
+            message_ids: members
+                .iter()
+                .filter_map(|&i| candidates.get(i).map(|v| v.id_str()))
+                .collect(),
+        };
+        (Some(bundle), Reason::ActiveBundle)
+    }
+
+    /// The message ids an overlay renders, hidden from the transcript (SPEC §3).
+    pub fn hidden_message_ids(&self, session_id: &str) -> (Vec<&str>, Reason) {
+        let (bundle, why) = self.pending_clarification(session_id);
+        (bundle.map(|b| b.message_ids).unwrap_or_default(), why)
+    }
+
+    /// Whether the session is blocked on a permission (SPEC §3).
+    pub fn has_pending_permission(&self, session_id: &str) -> (bool, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (false, Reason::SessionUnknown);
+        };
+        let blocked =
+            clarification::has_pending_permission(&entry.messages.permission_candidates());
+        let why = if blocked {
+            Reason::NewestPermissionPending
+        } else {
+            Reason::NoPendingPermission
+        };
+        (blocked, why)
+    }
+
+    pub(super) fn listed_sessions<'s>(&'s self, task: &'s TaskEntry<P>) -> Vec<SessionRef<'s>> {
+        task.sessions
+            .iter()
+            .flatten()
+            .filter_map(|id| {
+                self.sessions
+                    .get_key_value(id)
+                    .map(|(id, entry)| SessionRef { id, entry })
+            })
+            .collect()
+    }
+
+    /// The task's effective pending action (SPEC §4): its status summary's when it has one, else
+    /// the legacy `task_pending_action`; a task known only through its session list takes the
+    /// per-task rule over its sessions' projections.
+    pub(super) fn effective_action(&self, task: &TaskEntry<P>) -> (Option<PendingAction>, Reason) {
+        if !task.known && task.summary.is_none() {
+            return (
+                task_pending_action(self.listed_sessions(task)),
+                Reason::DerivedFromSessions,
+            );
+        }
+        let why = if task.summary.is_some() {
+            Reason::StatusSummaryAction
+        } else {
+            Reason::LegacyTaskAction
+        };
+        (effective_task_pending_action(&task.as_task()), why)
+    }
+
+    pub(super) fn mark(&self, task: &TaskEntry<P>) -> TaskMark {
+        TaskMark {
+            summary_revision: task.summary.as_ref().and_then(HeldSummary::revision),
+            action: self.effective_action(task).0,
+        }
+    }
+
+    /// The task's effective pending action (see [`Self::effective_action`]).
+    pub fn task_pending_action(&self, task_id: &str) -> (Option<PendingAction>, Reason) {
+        match self.tasks.get(task_id) {
+            Some(task) => self.effective_action(task),
+            None => (None, Reason::TaskUnknown),
+        }
+    }
+
+    /// The held status summary, the caller's own object.
+    pub fn task_status_summary(&self, task_id: &str) -> (Option<&P>, Reason) {
+        match self.tasks.get(task_id).and_then(|t| t.summary.as_ref()) {
+            Some(summary) => (Some(&summary.payload), Reason::StatusSummaryHeld),
+            None => (None, Reason::NoStatusSummary),
+        }
+    }
+
+    /// The remembered session, unless the store knows it belongs to another task (SPEC §6: the
+    /// preferred session counts only when it is not known to belong to another task).
+    pub(super) fn eligible_preferred<'p>(
+        &self,
+        task_id: &str,
+        preferred: Option<&'p str>,
+    ) -> Option<&'p str> {
+        preferred.filter(|p| {
+            self.sessions
+                .get(*p)
+                .and_then(|s| s.task_id.as_deref())
+                .is_none_or(|t| t == task_id)
+        })
+    }
+
+    /// The session to open for a task (SPEC §6), or `None` for task-only navigation.
+    pub fn pending_owner<'s>(
+        &'s self,
+        task_id: &str,
+        preferred: Option<&'s str>,
+    ) -> (Option<&'s str>, Reason) {
+        let Some(task) = self.tasks.get(task_id) else {
+            return (None, Reason::TaskUnknown);
+        };
+        let sessions = self.listed_sessions(task);
+        let (action, _) = self.effective_action(task);
+        let preferred = self.eligible_preferred(task_id, preferred);
+        let (owner, why) = resolve_owner(action, Some(task_id), &sessions, preferred);
+        let owner = match owner {
+            Owner::Session(id) => self
+                .sessions
+                .get_key_value(id)
+                .map(|(k, _)| &**k)
+                .or_else(|| preferred.filter(|p| *p == id)),
+            Owner::TaskOnly => None,
+        };
+        (owner, Reason::Owner(why))
+    }
+}

@@ -1,0 +1,121 @@
+//! A session's entry in the store (`SessionEntry`: its task, state, projection, turns and
+//! message index, with the cached current turn) and `SessionRef`, an entry seen as a
+//! [`SessionRecord`] by the rules.
+
+use std::cell::Cell;
+
+use super::messages::MessageIndex;
+use super::Reason;
+use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
+use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
+use crate::rules::turn::{CurrentTurn, TurnReason};
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct SessionEntry {
+    pub(super) task_id: Option<Box<str>>,
+    /// Present in its task's loaded session list.
+    pub(super) listed: bool,
+    pub(super) state: Option<SessionState>,
+    pub(super) is_primary: bool,
+    pub(super) projection: PendingProjection,
+    pub(super) turns: Option<Vec<Turn>>,
+    /// Turn events received before the turn list.
+    pub(super) early_turns: Vec<Turn>,
+    pub(super) messages: MessageIndex,
+    pub(super) version: u64,
+    /// The version at the last change that can move the session's current turn or clarification
+    /// bundle (turns, state, projected action, request rows, and any row while a reservation
+    /// exists or the current turn is unknown). Other changes (ordinary messages of a known
+    /// turn, a new revision of the same action) leave it: the cached answers stay valid.
+    pub(super) discovery: u64,
+    /// The current turn, computed once per change of turns, state or (with a reservation among
+    /// the turns) messages.
+    pub(super) current: Cell<Option<(CurrentTurn<usize>, TurnReason)>>,
+    /// Some turn is an unpublished reservation (messages can then change the current turn).
+    pub(super) has_reservation: bool,
+}
+
+impl SessionEntry {
+    /// The session is known to belong to another task than `task_id`.
+    pub(super) fn belongs_elsewhere(&self, task_id: Option<&str>) -> bool {
+        matches!((self.task_id.as_deref(), task_id), (Some(held), Some(t)) if held != t)
+    }
+
+    /// Merges a projection under the revision rule (SPEC §5); also says whether it changed.
+    pub(super) fn merge_projection(&mut self, incoming: &PendingProjection) -> (Reason, bool) {
+        let (replace, why) = can_replace(
+            self.projection.revision.as_ref(),
+            incoming.revision.as_ref(),
+        );
+        let merged = merge_projection(&self.projection, incoming);
+        if merged == self.projection {
+            let why = if replace || incoming.revision.is_none() {
+                Reason::Unchanged
+            } else {
+                Reason::from_replace(why)
+            };
+            return (why, false);
+        }
+        self.projection = merged;
+        let why = if self.listed {
+            Reason::Applied
+        } else {
+            Reason::BufferedUntilSessionList
+        };
+        (why, true)
+    }
+
+    /// Tags a session whose task is not known yet.
+    pub(super) fn adopt_task(&mut self, task_id: Option<&str>) {
+        if self.task_id.is_none() {
+            self.task_id = task_id.map(Box::from);
+        }
+    }
+
+    pub(super) fn set_turns(&mut self, turns: Vec<Turn>) {
+        self.has_reservation = turns
+            .iter()
+            .any(|t| t.flags.prompt_dispatch_pending && !t.flags.prompt_dispatch_attempted);
+        self.turns = Some(turns);
+        self.current.set(None);
+    }
+
+    pub(super) fn set_state(&mut self, state: Option<SessionState>) {
+        if self.state != state {
+            self.state = state;
+            self.current.set(None);
+        }
+    }
+
+    /// Messages changed: the current turn can only move when a reservation exists.
+    pub(super) fn messages_changed(&self) {
+        if self.has_reservation {
+            self.current.set(None);
+        }
+    }
+}
+
+/// A session entry with its id, seen through [`SessionRecord`].
+#[derive(Clone, Copy)]
+pub(super) struct SessionRef<'a> {
+    pub(super) id: &'a str,
+    pub(super) entry: &'a SessionEntry,
+}
+
+impl SessionRecord for SessionRef<'_> {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn task_id(&self) -> Option<&str> {
+        self.entry.task_id.as_deref()
+    }
+    fn state(&self) -> Option<SessionState> {
+        self.entry.state
+    }
+    fn is_primary(&self) -> bool {
+        self.entry.is_primary
+    }
+    fn action(&self) -> Option<PendingAction> {
+        self.entry.projection.action.flatten()
+    }
+}

@@ -1,0 +1,198 @@
+//! Tasks: `TaskEntry` (its summary, legacy action and session list), `HeldSummary`, and the
+//! task inputs: summary events, `task.updated`, deletion, and REST snapshots merged against the
+//! fetch token's `Captured` state (SPEC §7).
+
+use super::hash::HashMap;
+use super::{ProjectionStore, Reason, TaskInput, MAX_FETCHES};
+use crate::error::WireError;
+use crate::rules::model::{self, PendingAction, StatusSummary};
+use crate::rules::summary::{
+    is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask,
+};
+
+#[derive(Clone, Debug)]
+pub(super) struct HeldSummary<P> {
+    pub(super) summary: StatusSummary,
+    pub(super) payload: P,
+}
+
+impl<P> HeldSummary<P> {
+    /// A decoded summary with the caller's object.
+    fn held((summary, payload): (StatusSummary, P)) -> HeldSummary<P> {
+        HeldSummary { summary, payload }
+    }
+
+    pub(super) fn revision(&self) -> Option<u64> {
+        self.summary.revision
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct TaskEntry<P> {
+    /// The task itself was described (task.updated, a snapshot or a summary event), not only
+    /// referenced by a session list.
+    pub(super) known: bool,
+    pub(super) summary: Option<HeldSummary<P>>,
+    pub(super) task_pending_action: Option<PendingAction>,
+    /// The task's session list (newest first), once loaded.
+    pub(super) sessions: Option<Vec<Box<str>>>,
+    pub(super) version: u64,
+}
+
+impl<P> Default for TaskEntry<P> {
+    fn default() -> Self {
+        TaskEntry {
+            known: false,
+            summary: None,
+            task_pending_action: None,
+            sessions: None,
+            version: 0,
+        }
+    }
+}
+
+impl<P> TaskEntry<P> {
+    /// The task as the §4 rule reads it.
+    pub(super) fn as_task(&self) -> model::Task {
+        model::Task {
+            status_summary: self.summary.as_ref().map(|s| s.summary),
+            task_pending_action: self.task_pending_action,
+            ..model::Task::default()
+        }
+    }
+}
+
+/// What a fetch token captured: each task present then, with its summary revision.
+pub(super) type Captured = HashMap<Box<str>, Option<u64>>;
+
+impl<P: Clone> ProjectionStore<P> {
+    /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
+    /// held or the incoming revision is strictly greater (SPEC §7).
+    pub fn apply_status_summary_event(
+        &mut self,
+        task_id: &str,
+        summary: Option<(StatusSummary, P)>,
+    ) -> Reason {
+        let task = self.tasks.entry(Box::from(task_id)).or_default();
+        task.known = true;
+        let held = task.summary.as_ref().map(HeldSummary::revision);
+        let Some(incoming) = summary else {
+            return Reason::Unchanged;
+        };
+        if !is_newer_summary(Some(incoming.0.revision), held) {
+            return Reason::OlderRevisionRejected;
+        }
+        task.summary = Some(HeldSummary::held(incoming));
+        self.touch_task(task_id);
+        Reason::Applied
+    }
+
+    fn apply_task_fields(task: &mut TaskEntry<P>, input: &TaskInput<P>) {
+        task.known = true;
+        if let Some(action) = input.task_pending_action {
+            task.task_pending_action = action;
+        }
+    }
+
+    /// WebSocket: `task.updated`. Without a `status_summary` key the held summary stays; with
+    /// the key (even `null`) it is overwritten without a revision check (SPEC §7).
+    pub fn apply_task_updated(&mut self, input: TaskInput<P>) -> Reason {
+        let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
+        Self::apply_task_fields(task, &input);
+        if let Some(summary) = input.status_summary {
+            task.summary = summary.map(HeldSummary::held);
+        }
+        self.touch_task(&input.id);
+        Reason::Applied
+    }
+
+    /// The task (and its sessions) was deleted.
+    pub fn remove_task(&mut self, task_id: &str) -> Reason {
+        let Some(task) = self.tasks.remove(task_id) else {
+            return Reason::Unchanged;
+        };
+        let mut gone: Vec<Box<str>> = task.sessions.unwrap_or_default();
+        gone.extend(
+            self.sessions
+                .iter()
+                .filter(|(_, s)| s.task_id.as_deref() == Some(task_id))
+                .map(|(id, _)| id.clone()),
+        );
+        for session_id in gone {
+            if self.sessions.remove(&session_id).is_some() {
+                self.touch_session(&session_id);
+            }
+        }
+        self.touch_task(task_id);
+        Reason::Applied
+    }
+
+    /// Starts a REST task-list/boot fetch: the token captures every task's presence and summary
+    /// revision now, which [`Self::apply_task_snapshot`] merges against.
+    pub fn begin_task_fetch(&mut self) -> u64 {
+        let token = self.next_fetch;
+        self.next_fetch = self.next_fetch.wrapping_add(1);
+        let captured = self
+            .tasks
+            .iter()
+            .map(|(id, t)| {
+                (
+                    id.clone(),
+                    t.summary.as_ref().and_then(HeldSummary::revision),
+                )
+            })
+            .collect();
+        self.fetches.push_back((token, captured));
+        while self.fetches.len() > MAX_FETCHES {
+            self.fetches.pop_front();
+        }
+        token
+    }
+
+    /// REST: the tasks of a snapshot requested with `token` (SPEC §7 merge).
+    pub fn apply_task_snapshot(
+        &mut self,
+        token: u64,
+        tasks: Vec<TaskInput<P>>,
+    ) -> Result<Reason, WireError> {
+        let Some(at) = self.fetches.iter().position(|(t, _)| *t == token) else {
+            return Err(WireError::InvalidValue {
+                field: "token".into(),
+                problem: "unknown or already used fetch token".into(),
+            });
+        };
+        let Some((_, captured)) = self.fetches.remove(at) else {
+            return Ok(Reason::UnknownFetchToken);
+        };
+        for input in tasks {
+            let start = FetchStart {
+                task_present: captured.contains_key(input.id.as_str()),
+                revision: captured.get(input.id.as_str()).copied().flatten(),
+            };
+            if start.task_present && !self.tasks.contains_key(input.id.as_str()) {
+                // Removed while the request was in flight: the snapshot is older than that.
+                continue;
+            }
+            let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
+            Self::apply_task_fields(task, &input);
+            let response_summary = input.status_summary.clone().flatten();
+            let (decision, _) = merge_fetched_summary(
+                task.summary.as_ref().map(HeldSummary::revision),
+                start,
+                FetchedTask {
+                    summary: response_summary.as_ref().map(|(s, _)| s.revision),
+                    invalidated: input.invalidated,
+                },
+            );
+            match decision {
+                FetchedSummary::KeepHeld => {}
+                FetchedSummary::TakeResponse => {
+                    task.summary = response_summary.map(HeldSummary::held);
+                }
+                FetchedSummary::Drop => task.summary = None,
+            }
+            self.touch_task(&input.id);
+        }
+        Ok(Reason::Applied)
+    }
+}
