@@ -163,6 +163,7 @@ fn base_store() -> Store {
             is_primary: *id == "s0",
             pending_action: None,
             pending_action_revision: None,
+            updated_at: None,
         })
         .collect();
     store.apply_session_list(TASK, &sessions).unwrap();
@@ -438,6 +439,7 @@ proptest! {
             is_primary: true,
             pending_action: projection,
             pending_action_revision: None,
+            updated_at: None,
         }];
         store.apply_session_list(TASK, &sessions).unwrap();
         // Without the turn list (a session never opened) the current turn is unknown, and with a
@@ -542,6 +544,7 @@ proptest! {
             is_primary: true,
             pending_action: None,
             pending_action_revision: None,
+            updated_at: None,
         };
         store.apply_session_list(TASK, &[session]).unwrap();
         if let Some(list) = &turn_list {

@@ -8,6 +8,7 @@
 //! | [`clarification`] | §3 scope, pending request, bundle, transcript, permission |
 //! | [`pending`] | §4 authoritative session/task pending action |
 //! | [`revision`] | §5 revision comparison and projection merge |
+//! | [`order`] | §5–§7 the order of the store's inputs: staleness, list merges, tombstones |
 //! | [`owner`] | §6 pending-owner resolution and selection settle |
 //! | [`summary`] | §7 status-summary merging |
 //! | [`respond`] | §8 clarification bundle states and respond outcomes (server) |
@@ -17,6 +18,7 @@
 pub mod clarification;
 pub mod lifecycle;
 pub mod model;
+pub mod order;
 pub mod owner;
 pub mod pending;
 pub mod respond;

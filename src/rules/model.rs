@@ -328,6 +328,9 @@ pub struct Session {
     /// `None`: the key was omitted (unknown); `Some(None)`: clean.
     pub pending_action: Option<Option<PendingAction>>,
     pub pending_action_revision: Option<Revision>,
+    /// The session's own clock (`updated_at`), which orders its `state` and `is_primary`
+    /// (SPEC §5); `None` when absent.
+    pub updated_at: Option<Timestamp>,
 }
 
 impl SessionRecord for Session {

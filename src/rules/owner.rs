@@ -100,9 +100,9 @@ pub enum Load<'a, S> {
 /// The facts at settle time of an asynchronous selection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settle<'a, S> {
-    /// The task as captured when the selection began.
-    pub at_start: TaskMark,
-    /// The task now; `None` when its projection disappeared.
+    /// The task as captured when the selection began; `None` when it was not known then.
+    pub at_start: Option<TaskMark>,
+    /// The task now; `None` when it is not known (it disappeared, when it was known at start).
     pub now: Option<TaskMark>,
     pub task_id: Option<&'a str>,
     /// A newer selection started.
@@ -148,10 +148,17 @@ pub fn settle_selection<S: SessionRecord>(
     if matches!(settle.load, Load::Aborted) {
         return (SelectionOutcome::Inert, SettleReason::Aborted);
     }
-    let Some(now) = settle.now else {
-        return (SelectionOutcome::Inert, SettleReason::TaskGone);
+    // Inert only when the task projection disappeared: a task the caller never knew counts as
+    // clean with no summary, before and after (a failed load then settles as for a clean task).
+    let unknown = TaskMark {
+        summary_revision: None,
+        action: None,
     };
-    if now != settle.at_start {
+    let now = match (settle.at_start, settle.now) {
+        (Some(_), None) => return (SelectionOutcome::Inert, SettleReason::TaskGone),
+        (_, now) => now.unwrap_or(unknown),
+    };
+    if now != settle.at_start.unwrap_or(unknown) {
         return (
             SelectionOutcome::TaskOnly,
             SettleReason::TaskChangedDuringLoad,
@@ -179,4 +186,74 @@ pub fn settle_selection<S: SessionRecord>(
         Owner::TaskOnly => SelectionOutcome::TaskOnly,
     };
     (outcome, SettleReason::Resolved(reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::model::Session;
+
+    fn settle<'a>(
+        at_start: Option<TaskMark>,
+        now: Option<TaskMark>,
+        load: Load<'a, Session>,
+        preferred: Option<&'a str>,
+    ) -> (SelectionOutcome<'a>, SettleReason) {
+        settle_selection(Settle {
+            at_start,
+            now,
+            task_id: Some("task-1"),
+            superseded: false,
+            active_task_changed: false,
+            load,
+            preferred,
+        })
+    }
+
+    const CLEAN: TaskMark = TaskMark {
+        summary_revision: None,
+        action: None,
+    };
+
+    #[test]
+    fn only_a_task_that_disappeared_makes_the_selection_inert() {
+        assert_eq!(
+            settle(Some(CLEAN), None, Load::Failed, None),
+            (SelectionOutcome::Inert, SettleReason::TaskGone)
+        );
+        // Never known: neither at the click nor now. A failed load settles as for a clean task.
+        assert_eq!(
+            settle(None, None, Load::Failed, None),
+            (
+                SelectionOutcome::TaskOnly,
+                SettleReason::LoadFailedCleanTask
+            )
+        );
+        assert_eq!(
+            settle(None, None, Load::Failed, Some("s1")),
+            (
+                SelectionOutcome::Session("s1"),
+                SettleReason::LoadFailedCleanTask
+            )
+        );
+        assert_eq!(
+            settle(None, None, Load::Loaded(&[]), None),
+            (
+                SelectionOutcome::TaskOnly,
+                SettleReason::Resolved(OwnerReason::NoSession)
+            )
+        );
+        // Known only after the click, and pending: it changed during the load.
+        let pending = TaskMark {
+            summary_revision: Some(1),
+            action: Some(PendingAction::Clarification),
+        };
+        assert_eq!(
+            settle(None, Some(pending), Load::Failed, None),
+            (
+                SelectionOutcome::TaskOnly,
+                SettleReason::TaskChangedDuringLoad
+            )
+        );
+    }
 }

@@ -1,34 +1,15 @@
 //! The session-level inputs: session lists, turn lists and events, message pages and events,
-//! session events, each merged under SPEC §5.
+//! session events. Each is ordered against what is held by a rule of [`crate::rules::order`]
+//! (and the projection by [`crate::rules::revision`]); docs/convergence.md is the contract.
 
 use super::messages::{MessageIndex, Upsert};
+use super::session::Field;
 use super::{MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, TurnEvent};
 use crate::error::WireError;
 use crate::rules::model::{Message, Session, Turn};
-use crate::rules::revision::{can_replace, merge_projection, PendingProjection, ReplaceReason};
+use crate::rules::order::{merge_session_list, merge_turns, revives, upsert_turn, Revival};
+use crate::rules::revision::{merge_projection, PendingProjection};
 use crate::rules::turn::CurrentTurn;
-
-fn turn_is_stale(incoming: &Turn, stored: &Turn) -> bool {
-    match (&stored.updated_at, &incoming.updated_at) {
-        (Some(stored), Some(incoming)) => incoming < stored,
-        (Some(_), None) => true,
-        (None, _) => false,
-    }
-}
-
-fn upsert_turn(list: &mut Vec<Turn>, turn: Turn) -> bool {
-    match list.iter_mut().find(|t| t.id == turn.id) {
-        Some(stored) if turn_is_stale(&turn, stored) || *stored == turn => false,
-        Some(stored) => {
-            *stored = turn;
-            true
-        }
-        None => {
-            list.push(turn);
-            true
-        }
-    }
-}
 
 impl<P: Clone> ProjectionStore<P> {
     /// Merges a projection into a session (SPEC §5), buffering it on an unlisted session tagged
@@ -69,28 +50,40 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
-    /// REST: a task's session list (newest first). Each session's state updates; its pending
-    /// fields merge under the revision rule; projections buffered for these sessions merge too,
-    /// unless they were tagged with another task.
+    /// REST: a task's session list (newest first). The task's list becomes the union of the
+    /// lists received ([`merge_session_list`]: sessions leave a task only with the task); each
+    /// session's `state` and `is_primary` follow its own `updated_at`, its pending fields the
+    /// revision rule; projections buffered for these sessions merge too, unless they were tagged
+    /// with another task. A list of a removed task removes its sessions and applies nothing.
     pub fn apply_session_list(
         &mut self,
         task_id: &str,
         sessions: &[Session],
     ) -> Result<Reason, WireError> {
         Self::check_sessions(task_id, sessions, "sessions")?;
-        let new_list: Vec<Box<str>> = sessions.iter().map(|s| Box::from(s.id.as_str())).collect();
-        let old_list = self
+        if self.is_removed_task(task_id) {
+            for session in sessions {
+                self.remove_session(&session.id);
+            }
+            return Ok(Reason::TaskRemoved);
+        }
+        let held: Vec<&str> = self
             .tasks
             .get(task_id)
-            .and_then(|t| t.sessions.clone())
-            .unwrap_or_default();
-        for old in old_list.iter().filter(|id| !new_list.contains(id)) {
-            if let Some(entry) = self.sessions.get_mut(old) {
-                entry.listed = false;
-                self.touch_session(old);
-            }
-        }
+            .and_then(|t| t.sessions.as_deref())
+            .unwrap_or_default()
+            .iter()
+            .map(|id| &**id)
+            .collect();
+        let incoming: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+        let merged: Vec<Box<str>> = merge_session_list(&held, &incoming)
+            .into_iter()
+            .map(Box::from)
+            .collect();
         for session in sessions {
+            if self.removed_sessions.contains(&session.id) {
+                continue;
+            }
             let entry = self.session_mut(&session.id);
             let mut changed = false;
             if entry.belongs_elsewhere(Some(task_id)) {
@@ -105,63 +98,51 @@ impl<P: Clone> ProjectionStore<P> {
                 action: session.pending_action,
                 revision: session.pending_action_revision.clone(),
             };
-            let merged = merge_projection(&entry.projection, &incoming);
-            changed |= merged != entry.projection
-                || !entry.listed
-                || entry.state != session.state
-                || entry.is_primary != session.is_primary;
-            entry.projection = merged;
+            let projection = merge_projection(&entry.projection, &incoming);
+            changed |= projection != entry.projection || !entry.listed;
+            entry.projection = projection;
             entry.listed = true;
-            entry.set_state(session.state);
-            entry.is_primary = session.is_primary;
+            let clock = session.updated_at.as_ref();
+            changed |= entry.take_state(session.state, clock) == Field::Changed;
+            changed |= entry.take_primary(session.is_primary, clock);
             if changed {
                 self.touch_session(&session.id);
             }
         }
         let task = self.tasks.entry(Box::from(task_id)).or_default();
-        if task.sessions.as_ref() != Some(&new_list) {
-            task.sessions = Some(new_list);
+        if task.sessions.as_ref() != Some(&merged) {
+            task.sessions = Some(merged);
         }
         self.touch_task(task_id);
         Ok(Reason::Applied)
     }
 
-    /// REST: a session's turn list. Turn events that arrived before it are merged (the newer
-    /// `updated_at` wins).
+    /// REST: a session's turn list, merged with the turns held and the turn events that arrived
+    /// before it ([`merge_turns`]): a list read before a turn event that already arrived (a
+    /// concurrent or late load) neither drops that turn nor rolls it back.
     pub fn apply_turn_list(&mut self, session_id: &str, turns: Vec<Turn>) -> Reason {
+        if self.removed_input(session_id, None) {
+            return Reason::TaskRemoved;
+        }
         let entry = self.session_mut(session_id);
-        let mut list = turns;
-        for early in std::mem::take(&mut entry.early_turns) {
-            upsert_turn(&mut list, early);
-        }
-        // A list read before a turn event that already arrived (a concurrent or late load) must
-        // not drop that turn or roll it back: a held turn the list lacks is kept, and a held
-        // turn replaces the list's only when its `updated_at` is strictly newer.
-        if let Some(held) = &entry.turns {
-            for turn in held {
-                match list.iter_mut().find(|t| t.id == turn.id) {
-                    None => list.push(turn.clone()),
-                    Some(listed) => {
-                        if let (Some(h), Some(l)) = (&turn.updated_at, &listed.updated_at) {
-                            if h > l {
-                                *listed = turn.clone();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if entry.turns.as_ref() == Some(&list) {
+        let early = std::mem::take(&mut entry.early_turns);
+        let held = entry.turns.clone().unwrap_or_default();
+        let merged = merge_turns(held.into_iter().chain(early), turns);
+        if entry.turns.as_ref() == Some(&merged) {
             return Reason::Unchanged;
         }
-        entry.set_turns(list);
+        entry.set_turns(merged);
         self.touch_session(session_id);
         Reason::Applied
     }
 
-    /// WebSocket: a turn started or completed.
+    /// WebSocket: a turn started or completed; its row replaces the held one only when newer
+    /// ([`crate::rules::order::turn_order`]).
     pub fn apply_turn_event(&mut self, event: TurnEvent) -> Reason {
         let session_id = event.session_id.as_str();
+        if self.removed_input(session_id, event.task_id.as_deref()) {
+            return Reason::TaskRemoved;
+        }
         let entry = self.session_mut(session_id);
         entry.adopt_task(event.task_id.as_deref());
         let Some(mut list) = entry.turns.take() else {
@@ -190,12 +171,17 @@ impl<P: Clone> ProjectionStore<P> {
         session_id: &str,
         rows: impl IntoIterator<Item = MessageParts<'a>>,
     ) -> Reason {
+        if self.removed_input(session_id, None) {
+            return Reason::TaskRemoved;
+        }
         let entry = self.session_mut(session_id);
         let mut changed = false;
         for message in rows {
-            // A page read before a WebSocket delete must not bring the message back.
-            if entry.messages.is_buried(message.id) {
-                continue;
+            // A page that lists a deleted id was read before the delete.
+            if let Some(deleted) = entry.messages.tombstone(message.id) {
+                if !revives(deleted, Revival::PageRow) {
+                    continue;
+                }
             }
             changed |= matches!(
                 entry.messages.upsert(&message),
@@ -235,6 +221,9 @@ impl<P: Clone> ProjectionStore<P> {
         message: &MessageParts<'_>,
         projection: Option<&PendingProjection>,
     ) -> Reason {
+        if self.removed_input(session_id, task_id) {
+            return Reason::TaskRemoved;
+        }
         // One session lookup and one task lookup per event (the hot path).
         let entry = self.sessions.entry_ref(session_id).or_default();
         // A message of another task's session is misrouted: neither row nor projection apply.
@@ -249,20 +238,25 @@ impl<P: Clone> ProjectionStore<P> {
             || is_request(message.kind)
             || matches!(Self::current_turn_of(entry).0, CurrentTurn::Unknown)
             || entry.messages.kind_of(message.id).is_some_and(is_request);
+        let revision = projection.and_then(|p| p.revision.as_ref());
         let row = match kind {
             MessageEventKind::Deleted => {
-                entry.messages.bury(message.id);
+                entry.messages.bury(message.id, revision);
                 if entry.messages.remove(message.id) {
                     Upsert::Updated
                 } else {
                     Upsert::Unchanged
                 }
             }
-            _ => {
-                // Events apply in event order: a later event brings a deleted id back.
-                entry.messages.unbury(message.id);
-                entry.messages.upsert(message)
-            }
+            _ => match entry.messages.tombstone(message.id) {
+                // Older than the delete (or not provably newer): the id stays deleted.
+                Some(deleted) if !revives(deleted, Revival::Event(revision)) => Upsert::Buried,
+                Some(_) => {
+                    entry.messages.unbury(message.id);
+                    entry.messages.upsert(message)
+                }
+                None => entry.messages.upsert(message),
+            },
         };
         let row_changed = matches!(row, Upsert::Inserted | Upsert::Updated);
         if row_changed {
@@ -275,9 +269,13 @@ impl<P: Clone> ProjectionStore<P> {
             match projection {
                 Some(projection) => match (entry.merge_projection(projection), row_changed) {
                     ((Reason::Unchanged, _), true) => (Reason::Applied, true),
+                    ((_, false), false) if row == Upsert::Buried => {
+                        (Reason::DeletedMessageStaysDeleted, false)
+                    }
                     ((why, merged), _) => (why, merged || row_changed),
                 },
                 None if row_changed => (Reason::Applied, true),
+                None if row == Upsert::Buried => (Reason::DeletedMessageStaysDeleted, false),
                 None => (Reason::Unchanged, false),
             }
         };
@@ -289,51 +287,37 @@ impl<P: Clone> ProjectionStore<P> {
         reason
     }
 
-    /// WebSocket: a session changed (state, and the projection when its keys are present).
+    /// WebSocket: a session changed. Its `state` follows the session's own `updated_at`, its
+    /// projection (when its keys are present) the revision rule, each independently of the other
+    /// (SPEC §5): a newer revision never hides a state change, an older one never reverts it.
     pub fn apply_session_event(&mut self, session: &Session) -> Reason {
+        if self.removed_input(&session.id, session.task_id.as_deref()) {
+            return Reason::TaskRemoved;
+        }
         let entry = self.session_mut(&session.id);
         if entry.belongs_elsewhere(session.task_id.as_deref()) {
             return Reason::TaskMismatchRejected;
         }
-        // A WebSocket session event is a snapshot of one moment: when its revision is older
-        // than the held one, its state is as old as its projection, and is not applied either
-        // (a delayed frame from before a restart must not turn a RUNNING session back into
-        // WAITING_FOR_INPUT). REST session lists keep SPEC §5's rule: state always updates.
-        // Without a revision (legacy, or the backend could not project) the state applies.
-        let (replace, why) = can_replace(
-            entry.projection.revision.as_ref(),
-            session.pending_action_revision.as_ref(),
-        );
-        let stale = !replace
-            && matches!(
-                why,
-                ReplaceReason::OlderEpoch | ReplaceReason::OlderRevisionRejected
-            );
-        let mut state_changed = false;
-        if !stale && session.state.is_some() && entry.state != session.state {
-            entry.set_state(session.state);
-            state_changed = true;
-        }
-        if state_changed {
+        entry.adopt_task(session.task_id.as_deref());
+        let state = entry.take_state(session.state, session.updated_at.as_ref());
+        if state == Field::Changed {
             self.touch_session(&session.id);
         }
-        if stale {
-            return Reason::from_replace(why);
-        }
-        if session.pending_action.is_none() && session.pending_action_revision.is_none() {
-            return if state_changed {
-                Reason::Applied
-            } else {
+        let projection =
+            if session.pending_action.is_none() && session.pending_action_revision.is_none() {
                 Reason::Unchanged
+            } else {
+                let incoming = PendingProjection {
+                    action: session.pending_action,
+                    revision: session.pending_action_revision.clone(),
+                };
+                self.merge_session_projection(&session.id, session.task_id.as_deref(), &incoming)
             };
-        }
-        let incoming = PendingProjection {
-            action: session.pending_action,
-            revision: session.pending_action_revision.clone(),
-        };
-        match self.merge_session_projection(&session.id, session.task_id.as_deref(), &incoming) {
-            Reason::Unchanged if state_changed => Reason::Applied,
-            why => why,
+        match (state, projection) {
+            // The state applied: the event applied, whatever its projection did.
+            (Field::Changed, Reason::Unchanged | Reason::OlderRevisionRejected) => Reason::Applied,
+            (Field::Older, Reason::Unchanged) => Reason::OlderStateIgnored,
+            (_, why) => why,
         }
     }
 }

@@ -47,7 +47,9 @@ impl<P: Clone> ProjectionStore<P> {
                 s.task_id.hash(&mut h);
                 s.listed.hash(&mut h);
                 s.state.hash(&mut h);
+                s.state_clock.hash(&mut h);
                 s.is_primary.hash(&mut h);
+                s.primary_clock.hash(&mut h);
                 s.projection.action.hash(&mut h);
                 s.projection.revision.hash(&mut h);
                 if let Some(turns) = &s.turns {
@@ -64,6 +66,11 @@ impl<P: Clone> ProjectionStore<P> {
                     t.id.hash(&mut h);
                     t.updated_at.hash(&mut h);
                 }
+                s.messages
+                    .tombstones()
+                    .map(|tombstone| hasher.hash_one(tombstone))
+                    .fold(0, u64::wrapping_add)
+                    .hash(&mut h);
                 for row in s.messages.rows() {
                     row.id_str().hash(&mut h);
                     row.created().hash(&mut h);
@@ -91,9 +98,14 @@ impl<P: Clone> ProjectionStore<P> {
                 h.finish()
             })
             .fold(0, u64::wrapping_add);
+        let removed = |ids: &mut dyn Iterator<Item = &str>| {
+            ids.map(|id| hasher.hash_one(id)).fold(0, u64::wrapping_add)
+        };
         let mut h = hasher.build_hasher();
         sessions.hash(&mut h);
         tasks.hash(&mut h);
+        removed(&mut self.removed_tasks.iter().map(|(id, _)| id)).hash(&mut h);
+        removed(&mut self.removed_sessions.iter().map(|(id, _)| id)).hash(&mut h);
         h.finish()
     }
 

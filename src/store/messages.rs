@@ -17,11 +17,13 @@ use hashbrown::HashTable;
 
 use super::hash::{FxBuildHasher, HashMap};
 
-use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus};
+use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus, Revision};
+use crate::rules::order::{row_is_stale, stronger_tombstone};
 use crate::rules::time::Timestamp;
 
 use super::arena::{Chunked, IdPlace, Ids};
 use super::packed::{Times, ABSENT};
+use super::remembered::Remembered;
 
 /// A message's rule fields, borrowed: what [`MessageIndex::upsert`] reads (the wasm fast path
 /// builds it from interned and scratch-buffer text without allocating).
@@ -159,10 +161,12 @@ pub(crate) enum Upsert {
     /// Older than the stored row (stored has `updated_at`, the incoming has none or a smaller
     /// one): ignored.
     Stale,
+    /// The id was deleted by an input newer than this row: ignored.
+    Buried,
 }
 
 /// The message index of one session.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct MessageIndex {
     slots: Chunked<Row>,
     free: Vec<u32>,
@@ -177,14 +181,33 @@ pub(crate) struct MessageIndex {
     clarifications: HashMap<u32, ClarificationInfo>,
     /// The clarification slots of each pending id (interned; rows without one are not listed).
     per_pending: HashMap<u32, Vec<u32>>,
-    /// Ids deleted by a WebSocket event, so a REST page read before the delete cannot bring the
-    /// message back; the newest [`TOMBSTONES`] are kept (id → when it was deleted, in deletes).
-    tombstones: HashMap<Box<str>, u64>,
-    deletes: u64,
+    /// Ids deleted by a WebSocket event, with the delete's revision: the newest [`TOMBSTONES`]
+    /// (SPEC §5; [`crate::rules::order::revives`] decides what may bring one back).
+    tombstones: Remembered,
 }
 
-/// Deleted ids remembered per session.
-const TOMBSTONES: usize = 1024;
+/// Deleted ids remembered per session (docs/convergence.md: what forgetting one costs).
+pub(crate) const TOMBSTONES: usize = 1024;
+
+impl Default for MessageIndex {
+    fn default() -> Self {
+        MessageIndex {
+            slots: Chunked::default(),
+            free: Vec::new(),
+            ids: Ids::default(),
+            times: Times::default(),
+            table: HashTable::new(),
+            hasher: FxBuildHasher::default(),
+            order: Vec::new(),
+            turns: Names::default(),
+            pending_ids: Names::default(),
+            per_turn: HashMap::default(),
+            clarifications: HashMap::default(),
+            per_pending: HashMap::default(),
+            tombstones: Remembered::new(TOMBSTONES),
+        }
+    }
+}
 
 fn hash_id(hasher: &FxBuildHasher, id: &str) -> u64 {
     hasher.hash_one(id)
@@ -251,14 +274,10 @@ impl MessageIndex {
             let Some(stored) = self.row(slot).copied() else {
                 return Upsert::Unchanged;
             };
-            if stored.updated != ABSENT {
-                let stale = match message.updated_at {
-                    None => true,
-                    Some(u) => self.times.get(stored.updated).is_some_and(|s| *u < s),
-                };
-                if stale {
-                    return Upsert::Stale;
-                }
+            if stored.updated != ABSENT
+                && row_is_stale(self.times.get(stored.updated).as_ref(), message.updated_at)
+            {
+                return Upsert::Stale;
             }
             if self.times.same(stored.created, Some(message.created_at))
                 && self.times.same(stored.updated, message.updated_at)
@@ -364,34 +383,30 @@ impl MessageIndex {
         }
     }
 
-    /// Remembers that a WebSocket event deleted `id` (whether or not it was stored).
-    pub fn bury(&mut self, id: &str) {
-        if self.tombstones.len() >= TOMBSTONES && !self.tombstones.contains_key(id) {
-            // Forget the oldest (a rare O(n) scan: only after 1,024 deletes).
-            let oldest = self
-                .tombstones
-                .iter()
-                .min_by_key(|(_, &at)| at)
-                .map(|(id, _)| Box::clone(id));
-            if let Some(oldest) = oldest {
-                self.tombstones.remove(&oldest);
-            }
-        }
-        self.deletes = self.deletes.wrapping_add(1);
-        let at = self.deletes;
-        *self.tombstones.entry_ref(id).or_default() = at;
+    /// Remembers that a WebSocket event with revision `revision` deleted `id` (whether or not it
+    /// was stored); two deletes of one id keep the stronger tombstone (SPEC §5).
+    pub fn bury(&mut self, id: &str, revision: Option<&Revision>) {
+        let kept = match self.tombstones.get(id) {
+            Some(held) => stronger_tombstone(held.as_ref(), revision),
+            None => revision.cloned(),
+        };
+        self.tombstones.insert(id, kept);
     }
 
-    /// A WebSocket event (re)added or updated `id`: pages may carry it again.
+    /// An event newer than the delete brought `id` back: pages may carry it again.
     pub fn unbury(&mut self, id: &str) {
-        if !self.tombstones.is_empty() {
-            self.tombstones.remove(id);
-        }
+        self.tombstones.remove(id);
     }
 
-    /// Whether a WebSocket event deleted `id` (and none brought it back since).
-    pub fn is_buried(&self, id: &str) -> bool {
-        !self.tombstones.is_empty() && self.tombstones.contains_key(id)
+    /// The tombstone of `id`: `Some(revision of the delete)` when a WebSocket event deleted it
+    /// and nothing brought it back since.
+    pub fn tombstone(&self, id: &str) -> Option<Option<&Revision>> {
+        self.tombstones.get(id).map(Option::as_ref)
+    }
+
+    /// The deleted ids remembered (digests).
+    pub fn tombstones(&self) -> impl Iterator<Item = (&str, Option<&Revision>)> + '_ {
+        self.tombstones.iter().map(|(id, r)| (id, r.as_ref()))
     }
 
     /// The stored kind of a message.
@@ -601,10 +616,7 @@ impl MessageIndex {
                 .map(|v| v.capacity().saturating_mul(4).saturating_add(32))
                 .sum(),
             // The deleted ids remembered (see `bury`).
-            self.tombstones
-                .keys()
-                .map(|id| id.len().saturating_add(24))
-                .sum(),
+            self.tombstones.heap_bytes(),
         ]
         .iter()
         .fold(0, |a, &b| a.saturating_add(b))

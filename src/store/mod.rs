@@ -20,6 +20,7 @@ pub(crate) mod messages;
 mod packed;
 mod queries;
 mod reason;
+mod remembered;
 mod selection;
 mod session;
 mod tasks;
@@ -34,12 +35,18 @@ pub use inputs::{
 };
 pub use messages::MessageParts;
 pub use reason::Reason;
+use remembered::Remembered;
 use selection::ActiveSelection;
 use session::SessionEntry;
 use tasks::{Captured, TaskEntry};
 
 /// How many fetch tokens are remembered; older ones are forgotten (their snapshot is rejected).
 const MAX_FETCHES: usize = 32;
+
+/// How many removed tasks, and sessions of removed tasks, are remembered (docs/convergence.md:
+/// what forgetting one costs).
+const REMOVED_TASKS: usize = 1024;
+const REMOVED_SESSIONS: usize = 4096;
 
 /// The stateful engine. See the module docs.
 #[derive(Clone, Debug)]
@@ -51,6 +58,10 @@ pub struct ProjectionStore<P> {
     selection: Option<ActiveSelection>,
     /// The newest tickets a newer selection replaced (so their settle says why it is inert).
     superseded: VecDeque<Box<str>>,
+    /// Removed tasks, and the sessions known to be theirs: removal is final
+    /// ([`crate::rules::order::applies_after_removal`]).
+    removed_tasks: Remembered,
+    removed_sessions: Remembered,
     changed_tasks: HashSet<Box<str>>,
     changed_sessions: HashSet<Box<str>>,
     /// Whether changes are recorded for [`Self::take_changes`] (off while nobody listens, so
@@ -68,6 +79,8 @@ impl<P> Default for ProjectionStore<P> {
             next_fetch: 1,
             selection: None,
             superseded: VecDeque::new(),
+            removed_tasks: Remembered::new(REMOVED_TASKS),
+            removed_sessions: Remembered::new(REMOVED_SESSIONS),
             changed_tasks: HashSet::default(),
             changed_sessions: HashSet::default(),
             track_changes: true,

@@ -18,6 +18,13 @@ pub enum Reason {
     BufferedUntilSessionList,
     BufferedUntilTurnList,
     UnknownFetchToken,
+    /// The input is about a removed task or one of its sessions (removal is final).
+    TaskRemoved,
+    /// An add or update of a message that an input newer than it deleted.
+    DeletedMessageStaysDeleted,
+    /// A session event older than the session's state (`updated_at`), without a newer
+    /// projection.
+    OlderStateIgnored,
     // session action / current turn
     AuthoritativeProjection,
     SessionUnknown,
@@ -57,6 +64,9 @@ impl Reason {
             Reason::BufferedUntilSessionList => "buffered_until_session_list",
             Reason::BufferedUntilTurnList => "buffered_until_turn_list",
             Reason::UnknownFetchToken => "unknown_fetch_token",
+            Reason::TaskRemoved => "task_removed",
+            Reason::DeletedMessageStaysDeleted => "deleted_message_stays_deleted",
+            Reason::OlderStateIgnored => "older_state_ignored",
             Reason::AuthoritativeProjection => "authoritative_projection",
             Reason::SessionUnknown => "session_unknown",
             Reason::Turn(r) => match r {

@@ -72,10 +72,7 @@ impl<P: Clone> ProjectionStore<P> {
             if self.superseded.iter().any(|t| **t == *ticket) {
                 // A newer selection replaced this one: the rule's first guard.
                 let (outcome, why) = settle_selection::<SessionRef<'_>>(Settle {
-                    at_start: TaskMark {
-                        summary_revision: None,
-                        action: None,
-                    },
+                    at_start: None,
                     now: None,
                     task_id: None,
                     superseded: true,
@@ -102,11 +99,8 @@ impl<P: Clone> ProjectionStore<P> {
         let now = task.map(|t| self.mark(t));
         let listed = task.map(|t| self.listed_sessions(t)).unwrap_or_default();
         let (outcome, why) = settle_selection(Settle {
-            // A task unknown at the click counts as clean with no summary.
-            at_start: selection.at_start.unwrap_or(TaskMark {
-                summary_revision: None,
-                action: None,
-            }),
+            // A task unknown at the click counts as clean with no summary (the rule's call).
+            at_start: selection.at_start,
             now,
             task_id: Some(&selection.task_id),
             superseded: false,

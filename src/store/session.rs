@@ -7,8 +7,19 @@ use std::cell::Cell;
 use super::messages::MessageIndex;
 use super::Reason;
 use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
+use crate::rules::order::session_field_applies;
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
+use crate::rules::time::Timestamp;
 use crate::rules::turn::{CurrentTurn, TurnReason};
+
+/// What an input did to one of the session's own fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Field {
+    Changed,
+    Unchanged,
+    /// The input is older than the field's clock: the field stays.
+    Older,
+}
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct SessionEntry {
@@ -16,7 +27,11 @@ pub(super) struct SessionEntry {
     /// Present in its task's loaded session list.
     pub(super) listed: bool,
     pub(super) state: Option<SessionState>,
+    /// The `updated_at` of the input that set `state` (SPEC §5: the session's own clock).
+    pub(super) state_clock: Option<Timestamp>,
     pub(super) is_primary: bool,
+    /// The `updated_at` of the session list row that set `is_primary`.
+    pub(super) primary_clock: Option<Timestamp>,
     pub(super) projection: PendingProjection,
     pub(super) turns: Option<Vec<Turn>>,
     /// Turn events received before the turn list.
@@ -80,11 +95,42 @@ impl SessionEntry {
         self.current.set(None);
     }
 
-    pub(super) fn set_state(&mut self, state: Option<SessionState>) {
-        if self.state != state {
-            self.state = state;
-            self.current.set(None);
+    /// Takes an input's `state` under the session's own clock (SPEC §5,
+    /// [`session_field_applies`]): not when the input has none or is older than the state held.
+    pub(super) fn take_state(
+        &mut self,
+        state: Option<SessionState>,
+        clock: Option<&Timestamp>,
+    ) -> Field {
+        let Some(state) = state else {
+            return Field::Unchanged;
+        };
+        if !session_field_applies(self.state_clock.as_ref(), clock) {
+            return Field::Older;
         }
+        if self.state_clock.as_ref() != clock {
+            self.state_clock = clock.cloned();
+        }
+        if self.state == Some(state) {
+            return Field::Unchanged;
+        }
+        self.state = Some(state);
+        self.current.set(None);
+        Field::Changed
+    }
+
+    /// Takes a session list row's `is_primary` under its own clock, like [`Self::take_state`];
+    /// `true` when it changed.
+    pub(super) fn take_primary(&mut self, is_primary: bool, clock: Option<&Timestamp>) -> bool {
+        if !session_field_applies(self.primary_clock.as_ref(), clock) {
+            return false;
+        }
+        if self.primary_clock.as_ref() != clock {
+            self.primary_clock = clock.cloned();
+        }
+        let changed = self.is_primary != is_primary;
+        self.is_primary = is_primary;
+        changed
     }
 
     /// Messages changed: the current turn can only move when a reservation exists.

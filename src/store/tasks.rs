@@ -6,6 +6,7 @@ use super::hash::HashMap;
 use super::{ProjectionStore, Reason, TaskInput, MAX_FETCHES};
 use crate::error::WireError;
 use crate::rules::model::{self, PendingAction, StatusSummary};
+use crate::rules::order::applies_after_removal;
 use crate::rules::summary::{
     is_newer_summary, merge_fetched_summary, FetchStart, FetchedSummary, FetchedTask,
 };
@@ -66,6 +67,36 @@ impl<P> TaskEntry<P> {
 pub(super) type Captured = HashMap<Box<str>, Option<u64>>;
 
 impl<P: Clone> ProjectionStore<P> {
+    /// Whether `task_id` was removed: every later-arriving input about it is older than the
+    /// removal ([`applies_after_removal`]).
+    pub(super) fn is_removed_task(&self, task_id: &str) -> bool {
+        self.removed_tasks.contains(task_id) && !applies_after_removal()
+    }
+
+    /// Whether an input about `session_id` (tagged with `task_id`) arrived after the removal of
+    /// the session's task. An input tagged with a removed task reveals that the session was the
+    /// task's: it is removed too.
+    pub(super) fn removed_input(&mut self, session_id: &str, task_id: Option<&str>) -> bool {
+        if self.removed_sessions.contains(session_id) && !applies_after_removal() {
+            return true;
+        }
+        match task_id {
+            Some(task_id) if self.is_removed_task(task_id) => {
+                self.remove_session(session_id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Drops a session of a removed task and remembers it as removed.
+    pub(super) fn remove_session(&mut self, session_id: &str) {
+        self.removed_sessions.insert(session_id, None);
+        if self.sessions.remove(session_id).is_some() {
+            self.touch_session(session_id);
+        }
+    }
+
     /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
     /// held or the incoming revision is strictly greater (SPEC §7).
     pub fn apply_status_summary_event(
@@ -73,6 +104,9 @@ impl<P: Clone> ProjectionStore<P> {
         task_id: &str,
         summary: Option<(StatusSummary, P)>,
     ) -> Reason {
+        if self.is_removed_task(task_id) {
+            return Reason::TaskRemoved;
+        }
         let task = self.tasks.entry(Box::from(task_id)).or_default();
         task.known = true;
         let held = task.summary.as_ref().map(HeldSummary::revision);
@@ -97,6 +131,9 @@ impl<P: Clone> ProjectionStore<P> {
     /// WebSocket: `task.updated`. Without a `status_summary` key the held summary stays; with
     /// the key (even `null`) it is overwritten without a revision check (SPEC §7).
     pub fn apply_task_updated(&mut self, input: TaskInput<P>) -> Reason {
+        if self.is_removed_task(&input.id) {
+            return Reason::TaskRemoved;
+        }
         let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();
         Self::apply_task_fields(task, &input);
         if let Some(summary) = input.status_summary {
@@ -106,12 +143,15 @@ impl<P: Clone> ProjectionStore<P> {
         Reason::Applied
     }
 
-    /// The task (and its sessions) was deleted.
+    /// The task (and its sessions) was deleted. Removal is final: the task and every session
+    /// known to be its are remembered as removed, and later-arriving inputs about them are
+    /// dropped ([`applies_after_removal`]).
     pub fn remove_task(&mut self, task_id: &str) -> Reason {
-        let Some(task) = self.tasks.remove(task_id) else {
-            return Reason::Unchanged;
-        };
-        let mut gone: Vec<Box<str>> = task.sessions.unwrap_or_default();
+        let known = self.tasks.contains_key(task_id);
+        let newly = !self.removed_tasks.contains(task_id);
+        self.removed_tasks.insert(task_id, None);
+        let task = self.tasks.remove(task_id);
+        let mut gone: Vec<Box<str>> = task.and_then(|t| t.sessions).unwrap_or_default();
         gone.extend(
             self.sessions
                 .iter()
@@ -119,12 +159,16 @@ impl<P: Clone> ProjectionStore<P> {
                 .map(|(id, _)| id.clone()),
         );
         for session_id in gone {
-            if self.sessions.remove(&session_id).is_some() {
-                self.touch_session(&session_id);
-            }
+            self.remove_session(&session_id);
         }
-        self.touch_task(task_id);
-        Reason::Applied
+        if known {
+            self.touch_task(task_id);
+        }
+        if known || newly {
+            Reason::Applied
+        } else {
+            Reason::Unchanged
+        }
     }
 
     /// Starts a REST task-list/boot fetch: the token captures every task's presence and summary
@@ -169,7 +213,8 @@ impl<P: Clone> ProjectionStore<P> {
                 task_present: captured.contains_key(input.id.as_str()),
                 revision: captured.get(input.id.as_str()).copied().flatten(),
             };
-            if start.task_present && !self.tasks.contains_key(input.id.as_str()) {
+            let gone = start.task_present && !self.tasks.contains_key(input.id.as_str());
+            if gone || self.is_removed_task(&input.id) {
                 // Removed while the request was in flight: the snapshot is older than that.
                 continue;
             }

@@ -138,11 +138,12 @@ export function currentTurnId(
 export function visibleTurnHistory<T extends WireTurn>(turns: readonly T[]): T[];
 
 /**
- * The live agent question (SPEC §3), or `null`. Returns your own message object.
+ * The live agent question (SPEC §3), or `null`. Returns your own message object. `null` or
+ * `undefined` messages are an empty transcript.
  * @example findPendingClarification(messages, { currentTurnId, pendingAction: session.pending_action })
  */
 export function findPendingClarification<M extends WireMessage>(
-  messages: readonly M[],
+  messages: readonly M[] | null | undefined,
   scope?: DiscoveryScope | null,
 ): M | null;
 
@@ -152,7 +153,7 @@ export function findPendingClarification<M extends WireMessage>(
  * @example pendingClarificationBundle(messages, scope).map((m) => m.id)
  */
 export function pendingClarificationBundle<M extends WireMessage>(
-  messages: readonly M[],
+  messages: readonly M[] | null | undefined,
   scope?: DiscoveryScope | null,
 ): M[];
 
@@ -161,12 +162,15 @@ export function pendingClarificationBundle<M extends WireMessage>(
  * shows those); superseded questions stay as history.
  */
 export function visibleTranscriptMessages<M extends WireMessage>(
-  messages: readonly M[],
+  messages: readonly M[] | null | undefined,
   scope?: DiscoveryScope | null,
 ): M[];
 
-/** Whether the newest turn's latest `permission_request` is pending (SPEC §3). */
-export function hasPendingPermission(messages: readonly WireMessage[]): boolean;
+/**
+ * Whether the newest turn's latest `permission_request` is pending (SPEC §3). `null` or
+ * `undefined` is an empty transcript (like the discovery functions above).
+ */
+export function hasPendingPermission(messages: readonly WireMessage[] | null | undefined): boolean;
 
 /**
  * A session's authoritative pending action from its rows (SPEC §4).

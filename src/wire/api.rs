@@ -50,12 +50,14 @@ pub fn visible_turn_history<W: Wire>(turns: &W) -> Result<Vec<usize>, WireError>
     Ok(visible_history(&turns, NOT_REFERENCED))
 }
 
+/// The message array (`undefined` or `null`: an empty transcript, as the reference client
+/// answers) and the scope of a discovery call.
 fn messages_and_scope<W: Wire>(
     messages: &W,
     scope: &W,
 ) -> Result<(Vec<crate::rules::model::Message>, Option<decode::ScopeArg>), WireError> {
     Ok((
-        decode::messages(messages, &Path::Root("messages"))?,
+        decode::optional_messages(messages, &Path::Root("messages"))?,
         decode::scope(scope, &Path::Root("scope"))?,
     ))
 }
@@ -90,9 +92,9 @@ pub fn visible_transcript_messages<W: Wire>(
     Ok(clarification::visible_transcript(&messages, scope.as_ref()))
 }
 
-/// `hasPendingPermission(messages)` (SPEC §3).
+/// `hasPendingPermission(messages)` (SPEC §3); `undefined`/`null` is an empty transcript.
 pub fn has_pending_permission<W: Wire>(messages: &W) -> Result<bool, WireError> {
-    let messages = decode::messages(messages, &Path::Root("messages"))?;
+    let messages = decode::optional_messages(messages, &Path::Root("messages"))?;
     Ok(clarification::has_pending_permission(&messages))
 }
 
@@ -225,7 +227,7 @@ pub fn selection_outcome<W: Wire>(input: &W) -> Result<Selection, WireError> {
         Load::Loaded(&sessions)
     };
     let (outcome, _) = settle_selection(Settle {
-        at_start: TaskMark::of(&at_start),
+        at_start: Some(TaskMark::of(&at_start)),
         now: now.as_ref().map(TaskMark::of),
         task_id: now.as_ref().and_then(|t| t.id.as_deref()),
         superseded,

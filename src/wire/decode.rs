@@ -112,12 +112,16 @@ fn timestamp_text<'v, W: Wire>(
     }
 }
 
-/// A session `state`; `None` (unknown) for `undefined`/`null`.
+/// A session `state`; `None` (unknown) for `undefined`, `null` and `""`: an empty state is no
+/// state, so the turn rule applies instead of the quarantine (SPEC §2: unknown state falls
+/// through).
 pub fn session_state<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<SessionState>, WireError> {
-    Ok(optional_string(value, path)?.map(|s| SessionState::parse(&s)))
+    Ok(optional_string(value, path)?
+        .filter(|s| !s.is_empty())
+        .map(|s| SessionState::parse(&s)))
 }
 
 /// A `pending_action` key: `None` when omitted (`undefined`), `Some(None)` for `null` (clean).
@@ -391,6 +395,7 @@ pub fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError
             &value.get("pending_action_revision"),
             &path.key("pending_action_revision"),
         )?,
+        updated_at: optional_timestamp(&value.get("updated_at"), &path.key("updated_at"))?,
     })
 }
 

@@ -72,6 +72,7 @@ pub fn session_event<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, Wir
         is_primary: decode::flag(&value.get("is_primary")),
         pending_action: projection.as_ref().and_then(|p| p.action),
         pending_action_revision: projection.and_then(|p| p.revision),
+        updated_at: decode::optional_timestamp(&value.get("updated_at"), &path.key("updated_at"))?,
     })
 }
 

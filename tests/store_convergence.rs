@@ -1,0 +1,668 @@
+//! The convergence contract (docs/convergence.md) as properties of the native store: server-like
+//! histories (tests/history) delivered in random orders, every input 1–3 times, end with the same
+//! answers as in-order delivery, and the step invariants hold after every single input.
+//!
+//! `cargo test --test store_convergence` runs `CONVERGENCE_CASES` histories (default 1,000, split
+//! over two shards that run in parallel). The 10⁶ run:
+//! `CONVERGENCE_CASES=1000000 cargo test --release --test store_convergence -- --nocapture`.
+//! A failing history is shrunk (proptest over the actions, then greedily over the delivered
+//! inputs) and written as one store-scenario case to
+//! `target/convergence-failures/<shard>.json`, ready for tests/fixtures/store_scenarios.json.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod history;
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+
+use history::{generate, History, Input};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use serde_json::{json, Value};
+use task_projection::rules::clarification::{self, Scope};
+use task_projection::rules::model::{Message, PendingAction, SessionState, Turn};
+use task_projection::rules::order::{merge_turns, row_is_stale, session_field_applies};
+use task_projection::rules::pending;
+use task_projection::rules::time::Timestamp;
+use task_projection::rules::turn::{current_turn, CurrentTurn};
+use task_projection::store::ProjectionStore;
+use task_projection::wire::{self, store_api as api, Json, Path};
+
+type Store = ProjectionStore<Value>;
+
+/// One delivered step: an input, or the `beginTaskFetch` of a snapshot (`begin`).
+#[derive(Clone, Debug)]
+struct Step {
+    input: usize,
+    /// For a task snapshot: `Some(copy)`; `begin` says which half.
+    copy: Option<usize>,
+    begin: bool,
+}
+
+/// Applies one step; `tokens` holds the fetch tokens of begun snapshot copies.
+fn apply(store: &mut Store, history: &History, step: &Step, tokens: &mut HashMap<usize, u64>) {
+    let input = &history.inputs[step.input];
+    let payload = |j: Json<'_>| j.0.cloned().unwrap_or(Value::Null);
+    let result = match input {
+        Input::TaskSnapshot { tasks } => {
+            let copy = step.copy.unwrap_or(0);
+            if step.begin {
+                tokens.insert(copy, store.begin_task_fetch());
+                return;
+            }
+            let token = json!(tokens.remove(&copy).expect("begun before applied"));
+            api::apply_task_snapshot(store, &Json::new(&token), &Json::new(tasks), payload)
+        }
+        Input::Call { call, args } => {
+            let arg = |i: usize| Json(args.get(i));
+            match *call {
+                "applySessionList" => api::apply_session_list(store, &arg(0), &arg(1)),
+                "applyTurnList" => api::apply_turn_list(store, &arg(0), &arg(1)),
+                "applyMessagePage" => api::apply_message_page(store, &arg(0), &arg(1)),
+                "applyMessageEvent" => api::apply_message_event(store, &arg(0), &arg(1)),
+                "applyTurnEvent" => api::apply_turn_event(store, &arg(0)),
+                "applySessionEvent" => api::apply_session_event(store, &arg(0)),
+                "applyStatusSummaryEvent" => {
+                    api::apply_status_summary_event(store, &arg(0), payload)
+                }
+                "applyTaskUpdated" => api::apply_task_updated(store, &arg(0), payload),
+                "removeTask" => api::remove_task(store, &arg(0)),
+                other => panic!("no such input {other}"),
+            }
+        }
+    };
+    result.expect("a server-like input is valid");
+}
+
+/// Every query of the contract, per session and task, as the scenario runners spell results.
+fn answers(store: &Store, history: &History) -> Vec<(String, Vec<Value>, Value)> {
+    let mut out = Vec::new();
+    for (s, _) in &history.sessions {
+        let q = |call: &str, value: Value| (call.to_owned(), vec![json!(s)], value);
+        out.push(q(
+            "sessionPendingAction",
+            history::action_json(store.session_pending_action(s).0),
+        ));
+        out.push(q("currentTurnId", turn_json(store.current_turn_id(s).0)));
+        out.push(q(
+            "pendingClarification",
+            store.pending_clarification(s).0.map_or(
+                Value::Null,
+                |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+            ),
+        ));
+        out.push(q("hiddenMessageIds", json!(store.hidden_message_ids(s).0)));
+        out.push(q(
+            "hasPendingPermission",
+            json!(store.has_pending_permission(s).0),
+        ));
+    }
+    for t in &history.tasks {
+        let q = |call: &str, value: Value| (call.to_owned(), vec![json!(t)], value);
+        out.push(q(
+            "taskPendingAction",
+            history::action_json(store.task_pending_action(t).0),
+        ));
+        out.push(q(
+            "taskStatusSummary",
+            store
+                .task_status_summary(t)
+                .0
+                .cloned()
+                .unwrap_or(Value::Null),
+        ));
+        out.push(q(
+            "pendingOwner",
+            json!(store.pending_owner(t, None).0.unwrap_or("")),
+        ));
+    }
+    out
+}
+
+fn turn_json(turn: CurrentTurn<&str>) -> Value {
+    match turn {
+        CurrentTurn::Unknown => json!({"$undefined": true}),
+        CurrentTurn::None => Value::Null,
+        CurrentTurn::Turn(t) => json!(t),
+    }
+}
+
+/// What the inputs delivered so far say about one session, as a set (independent of order):
+/// the model the step invariants compare the store with.
+#[derive(Default)]
+struct Delivered {
+    /// Rows by id: the newest version delivered (by `updated_at`).
+    messages: HashMap<String, Message>,
+    deleted: HashSet<String>,
+    turns: Vec<Turn>,
+    turn_list: bool,
+    state: Option<(Option<Timestamp>, SessionState)>,
+}
+
+#[derive(Default)]
+struct Model {
+    sessions: HashMap<String, Delivered>,
+    removed_tasks: HashSet<String>,
+}
+
+impl Model {
+    fn session(&mut self, id: &str) -> &mut Delivered {
+        self.sessions.entry(id.to_owned()).or_default()
+    }
+
+    fn row(&mut self, session: &str, value: &Value) {
+        let m = wire::message(&Json::new(value), &Path::Root("row")).expect("valid row");
+        let d = self.session(session);
+        if d.deleted.contains(&m.id) {
+            return;
+        }
+        match d.messages.get(&m.id) {
+            Some(held) if row_is_stale(held.updated_at.as_ref(), m.updated_at.as_ref()) => {}
+            _ => {
+                d.messages.insert(m.id.clone(), m);
+            }
+        }
+    }
+
+    fn state(&mut self, session: &str, value: &Value) {
+        let Some(state) = value["state"].as_str().filter(|s| !s.is_empty()) else {
+            return;
+        };
+        let clock = value["updated_at"].as_str().map(Timestamp::parse);
+        let d = self.session(session);
+        if d.state
+            .as_ref()
+            .is_none_or(|(held, _)| session_field_applies(held.as_ref(), clock.as_ref()))
+        {
+            d.state = Some((clock, SessionState::parse(state)));
+        }
+    }
+
+    fn turns(&mut self, session: &str, rows: &[Value], list: bool) {
+        let rows: Vec<Turn> = rows
+            .iter()
+            .map(|t| wire::turn(&Json::new(t), &Path::Root("turn")).expect("valid turn"))
+            .collect();
+        let d = self.session(session);
+        d.turns = merge_turns(std::mem::take(&mut d.turns), rows);
+        d.turn_list |= list;
+    }
+
+    fn deliver(&mut self, input: &Input) {
+        let Input::Call { call, args } = input else {
+            return;
+        };
+        match *call {
+            "applyMessageEvent" => {
+                let session = args[1]["session_id"].as_str().unwrap_or_default();
+                if args[0] == "deleted" {
+                    let id = args[1]["message_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
+                    let d = self.session(session);
+                    d.messages.remove(&id);
+                    d.deleted.insert(id);
+                } else {
+                    self.row(session, &args[1]);
+                }
+            }
+            "applyMessagePage" => {
+                let session = args[0].as_str().unwrap_or_default().to_owned();
+                for row in args[1].as_array().into_iter().flatten() {
+                    self.row(&session, row);
+                }
+            }
+            "applySessionEvent" => {
+                let id = args[0]["id"].as_str().unwrap_or_default().to_owned();
+                self.state(&id, &args[0]);
+            }
+            "applySessionList" => {
+                for row in args[1].as_array().into_iter().flatten() {
+                    let id = row["id"].as_str().unwrap_or_default().to_owned();
+                    self.state(&id, row);
+                }
+            }
+            "applyTurnEvent" => {
+                let session = args[0]["session_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                self.turns(&session, std::slice::from_ref(&args[0]), false);
+            }
+            "applyTurnList" => {
+                let session = args[0].as_str().unwrap_or_default().to_owned();
+                let rows = args[1].as_array().cloned().unwrap_or_default();
+                self.turns(&session, &rows, true);
+            }
+            "removeTask" => {
+                self.removed_tasks
+                    .insert(args[0].as_str().unwrap_or_default().to_owned());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The step invariants (docs/convergence.md) on every session; `Err` describes the first one
+/// broken, with the answers the model expects (query, args, expected).
+type Broken = (String, Vec<(String, Vec<Value>, Value)>);
+
+fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(), Broken> {
+    let got = answers(store, history);
+    for (s, task) in &history.sessions {
+        if model.removed_tasks.contains(task) {
+            continue;
+        }
+        let d = model.sessions.get(s.as_str());
+        let empty = Delivered::default();
+        let d = d.unwrap_or(&empty);
+        let mut rows: Vec<&Message> = d.messages.values().collect();
+        rows.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        let state = d.state.as_ref().map(|(_, state)| *state);
+        let turns = d.turn_list.then_some(&d.turns[..]);
+        let referenced = |t: &str| rows.iter().any(|m| m.turn_id.as_deref() == Some(t));
+        let current = current_turn(turns, state, referenced)
+            .0
+            .map(|i| d.turns[i].id.as_str());
+        let projection = store.session_projection(s).and_then(|(a, _)| a);
+        let scope = Scope {
+            current_turn: current,
+            pending_action: projection,
+        };
+        let bundle: Vec<&str> = clarification::pending_bundle(&rows, Some(&scope))
+            .into_iter()
+            .map(|i| rows[i].id.as_str())
+            .collect();
+        let request = clarification::pending_request(&rows, Some(&scope)).map(|i| rows[i]);
+        let expected_bundle = match (request, bundle.is_empty()) {
+            (Some(r), false) => {
+                json!({"pending_id": r.pending_id, "message_ids": bundle})
+            }
+            _ => Value::Null,
+        };
+        let action = match projection {
+            Some(action) => action,
+            None => pending::session_pending_action(state, turns, &rows).0,
+        };
+        let expected = vec![
+            (
+                "currentTurnId".to_owned(),
+                vec![json!(s)],
+                turn_json(current),
+            ),
+            (
+                "pendingClarification".to_owned(),
+                vec![json!(s)],
+                expected_bundle,
+            ),
+            ("hiddenMessageIds".to_owned(), vec![json!(s)], json!(bundle)),
+            (
+                "hasPendingPermission".to_owned(),
+                vec![json!(s)],
+                json!(clarification::has_pending_permission(&rows)),
+            ),
+            (
+                "sessionPendingAction".to_owned(),
+                vec![json!(s)],
+                history::action_json(action),
+            ),
+        ];
+        for (call, args, want) in &expected {
+            let have = got
+                .iter()
+                .find(|(c, a, _)| c == call && a == args)
+                .map(|(_, _, v)| v.clone());
+            if have.as_ref() != Some(want) {
+                return Err((
+                    format!("{call}({s}) is {have:?}, the delivered inputs say {want}"),
+                    expected,
+                ));
+            }
+        }
+        // A deleted message never answers again (server histories never re-add an id).
+        let hidden = store.hidden_message_ids(s).0;
+        if let Some(id) = hidden.iter().find(|id| d.deleted.contains(**id)) {
+            return Err((
+                format!("deleted {id} is hidden as a live question of {s}"),
+                expected,
+            ));
+        }
+        // A bundle implies the clarification action; an open question needs a current turn.
+        if store.pending_clarification(s).0.is_some() {
+            if store.session_pending_action(s).0 != Some(PendingAction::Clarification) {
+                return Err((
+                    format!("{s} shows a bundle but its action is not clarification"),
+                    expected,
+                ));
+            }
+            if store.current_turn_id(s).0 == CurrentTurn::None {
+                return Err((
+                    format!("{s} shows a bundle without a current turn"),
+                    expected,
+                ));
+            }
+        }
+    }
+    // The pending owner is a listed, input-capable session with the task's action.
+    for t in &history.tasks {
+        let (Some(owner), Some(action)) = (
+            store.pending_owner(t, None).0,
+            store.task_pending_action(t).0,
+        ) else {
+            continue;
+        };
+        let capable = store
+            .session_state(owner)
+            .is_some_and(SessionState::is_input_capable);
+        let own = store
+            .session_projection(owner)
+            .and_then(|(a, _)| a)
+            .flatten();
+        if !capable || own != Some(action) {
+            return Err((
+                format!("pendingOwner({t}) = {owner} is not a pending owner"),
+                Vec::new(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The steps of in-order delivery: every input once, a snapshot begun right before it applies.
+fn in_order(history: &History) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for (i, input) in history.inputs.iter().enumerate() {
+        if matches!(input, Input::TaskSnapshot { .. }) {
+            steps.push(Step {
+                input: i,
+                copy: Some(i * 4),
+                begin: true,
+            });
+            steps.push(Step {
+                input: i,
+                copy: Some(i * 4),
+                begin: false,
+            });
+        } else {
+            steps.push(Step {
+                input: i,
+                copy: None,
+                begin: false,
+            });
+        }
+    }
+    steps
+}
+
+/// A random delivery: every input `1 + dups[i] % 3` times in a shuffled order; a snapshot copy
+/// is begun at a random earlier point.
+fn shuffled(history: &History, seed: u64, dups: &[u8]) -> Vec<Step> {
+    let mut state = seed | 1;
+    let mut next = move |bound: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) as usize) % bound.max(1)
+    };
+    let mut atoms: Vec<(usize, usize)> = Vec::new();
+    for i in 0..history.inputs.len() {
+        let copies = 1 + usize::from(dups.get(i).copied().unwrap_or(0) % 3);
+        for c in 0..copies {
+            atoms.push((i, i * 4 + c));
+        }
+    }
+    for i in (1..atoms.len()).rev() {
+        let j = next(i + 1);
+        atoms.swap(i, j);
+    }
+    let mut steps: Vec<Step> = Vec::new();
+    for (input, copy) in atoms {
+        if matches!(history.inputs[input], Input::TaskSnapshot { .. }) {
+            let at = next(steps.len() + 1);
+            steps.insert(
+                at,
+                Step {
+                    input,
+                    copy: Some(copy),
+                    begin: true,
+                },
+            );
+            steps.push(Step {
+                input,
+                copy: Some(copy),
+                begin: false,
+            });
+        } else {
+            steps.push(Step {
+                input,
+                copy: None,
+                begin: false,
+            });
+        }
+    }
+    steps
+}
+
+/// Runs a delivery; `Err((steps applied, why, expected answers))` at the first broken invariant.
+fn deliver(history: &History, steps: &[Step], check: bool) -> Result<Store, (usize, Broken)> {
+    let mut store = Store::new();
+    let mut model = Model::default();
+    let mut tokens = HashMap::new();
+    for (n, step) in steps.iter().enumerate() {
+        apply(&mut store, history, step, &mut tokens);
+        if !step.begin {
+            model.deliver(&history.inputs[step.input]);
+        }
+        if check {
+            check_invariants(&store, history, &model).map_err(|broken| (n + 1, broken))?;
+        }
+    }
+    Ok(store)
+}
+
+/// What is wrong with delivering `steps` instead of in order, if anything.
+fn failure(history: &History, steps: &[Step]) -> Option<(usize, Broken)> {
+    let reference = match deliver(history, &in_order(history), false) {
+        Ok(store) => answers(&store, history),
+        Err(e) => return Some(e),
+    };
+    match deliver(history, steps, true) {
+        Err(e) => Some(e),
+        Ok(store) => {
+            let got = answers(&store, history);
+            let diff: Vec<String> = got
+                .iter()
+                .zip(&reference)
+                .filter(|(a, b)| a != b)
+                .map(|((c, a, v), (_, _, w))| format!("{c}({a:?}): {v} instead of {w}"))
+                .collect();
+            (!diff.is_empty()).then(|| (steps.len(), (diff.join("; "), reference)))
+        }
+    }
+}
+
+/// Drops delivered inputs one at a time while the failure persists (the in-order reference is
+/// the history without the dropped inputs).
+fn shrink(history: &History, steps: &[Step]) -> (History, Vec<Step>, usize, Broken) {
+    let mut history = history.clone();
+    let mut steps = steps.to_vec();
+    let mut found = failure(&history, &steps).expect("shrinking a failure");
+    let mut i = 0;
+    while i < history.inputs.len() {
+        let mut fewer = history.clone();
+        fewer.inputs.remove(i);
+        let renumber = |s: &Step| {
+            (s.input != i).then(|| Step {
+                input: if s.input > i { s.input - 1 } else { s.input },
+                ..s.clone()
+            })
+        };
+        let fewer_steps: Vec<Step> = steps.iter().filter_map(renumber).collect();
+        match failure(&fewer, &fewer_steps) {
+            Some(f) => {
+                history = fewer;
+                steps = fewer_steps;
+                found = f;
+            }
+            None => i += 1,
+        }
+    }
+    // Then the duplicates: drop a delivered copy of an input delivered more than once.
+    let mut i = 0;
+    while i < steps.len() {
+        let input = steps[i].input;
+        let duplicate =
+            steps[i].copy.is_none() && steps.iter().filter(|s| s.input == input).count() > 1;
+        if duplicate {
+            let mut fewer = steps.clone();
+            fewer.remove(i);
+            if let Some(f) = failure(&history, &fewer) {
+                steps = fewer;
+                found = f;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    (history, steps, found.0, found.1)
+}
+
+/// The failing delivery as one store-scenario case: its steps up to the failure, then the
+/// queries with the answers they should have given.
+fn scenario(
+    history: &History,
+    steps: &[Step],
+    upto: usize,
+    why: &str,
+    expected: &[(String, Vec<Value>, Value)],
+) -> Value {
+    let mut out = Vec::new();
+    for step in steps.iter().take(upto) {
+        match &history.inputs[step.input] {
+            Input::TaskSnapshot { tasks } => {
+                let name = format!("token{}", step.copy.unwrap_or(0));
+                if step.begin {
+                    out.push(json!({"call": "beginTaskFetch", "save": name}));
+                } else {
+                    out.push(
+                        json!({"call": "applyTaskSnapshot", "args": [{"$saved": name}, tasks]}),
+                    );
+                }
+            }
+            Input::Call { call, args } => out.push(json!({"call": call, "args": args})),
+        }
+    }
+    for (call, args, value) in expected {
+        out.push(json!({"call": call, "args": args, "expect": value}));
+    }
+    json!({"name": format!("convergence: {why}"), "steps": out})
+}
+
+fn report(shard: &str, case: &Value) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/convergence-failures");
+    std::fs::create_dir_all(&dir).ok();
+    std::fs::write(
+        dir.join(format!("{shard}.json")),
+        serde_json::to_string_pretty(case).unwrap_or_default(),
+    )
+    .ok();
+}
+
+fn cases() -> u32 {
+    std::env::var("CONVERGENCE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000)
+}
+
+type Params = (usize, Vec<(u8, u8, u8, u8)>, bool, u64, Vec<u8>);
+
+fn params() -> impl Strategy<Value = Params> {
+    (
+        1usize..=2,
+        prop::collection::vec(any::<(u8, u8, u8, u8)>(), 0..40),
+        prop::bool::weighted(0.25),
+        any::<u64>(),
+        prop::collection::vec(any::<u8>(), 0..80),
+    )
+}
+
+/// One shard of the property: `cases / 2` histories from its own seed.
+fn run_shard(shard: u64) {
+    let total = cases();
+    let config = Config {
+        cases: total / 2 + total % 2 * u32::from(shard == 0),
+        rng_seed: RngSeed::Fixed(0x5eed_0000 + shard),
+        failure_persistence: None,
+        max_shrink_iters: 4_096,
+        ..Config::default()
+    };
+    let name = format!("shard-{shard}");
+    let mut runner = TestRunner::new(config);
+    let (inputs, steps_run) = (Cell::new(0usize), Cell::new(0usize));
+    let result = runner.run(&params(), |(tasks, actions, remove, seed, dups)| {
+        let history = generate(tasks, &actions, remove);
+        let steps = shuffled(&history, seed, &dups);
+        inputs.set(inputs.get() + history.inputs.len());
+        steps_run.set(steps_run.get() + steps.len());
+        if failure(&history, &steps).is_none() {
+            return Ok(());
+        }
+        let (small, small_steps, upto, (why, expected)) = shrink(&history, &steps);
+        report(&name, &scenario(&small, &small_steps, upto, &why, &expected));
+        Err(TestCaseError::fail(format!(
+            "{why} (after {upto} of {} delivered inputs; case in target/convergence-failures/{name}.json)",
+            small_steps.len()
+        )))
+    });
+    println!(
+        "convergence {name}: {} histories, {} inputs, {} deliveries: {}",
+        runner.config().cases,
+        inputs.get(),
+        steps_run.get(),
+        if result.is_ok() {
+            "0 failures"
+        } else {
+            "FAILED"
+        }
+    );
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn random_delivery_converges_shard_0() {
+    run_shard(0);
+}
+
+#[test]
+fn random_delivery_converges_shard_1() {
+    run_shard(1);
+}
+
+/// In-order delivery itself satisfies the step invariants after every input.
+#[test]
+fn in_order_delivery_keeps_the_invariants() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases().min(500),
+        rng_seed: RngSeed::Fixed(0x0bde_0001),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&params(), |(tasks, actions, remove, _, _)| {
+            let history = generate(tasks, &actions, remove);
+            let steps = in_order(&history);
+            match deliver(&history, &steps, true) {
+                Ok(_) => Ok(()),
+                Err((n, (why, _))) => Err(TestCaseError::fail(format!("step {n}: {why}"))),
+            }
+        })
+        .unwrap();
+}
