@@ -6,7 +6,7 @@
 import inspector from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import { preloadedStore } from './store.bench.mjs';
-import { eventPass, passLength, passRevisions, sessionHistory } from './workload.mjs';
+import { eventPass, passIds, passLength, passRevisions, sessionHistory } from './workload.mjs';
 
 const tp = await import(process.env.TP_MODULE ?? 'task-projection');
 
@@ -16,20 +16,22 @@ export async function profileEvents(n = 5000, seconds = 2, top = 15) {
   const pass = eventPass(history, k);
   const sid = history.session.id;
   const store = preloadedStore(tp, history);
-  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  // The pass's added rows, deleted after each replay (untimed; ids change per replay).
+  const deletes = () => pass.added.map((id) => ({ message_id: id, session_id: sid }));
   let sequence = 2000;
   const run = (ms) => {
     const end = performance.now() + ms;
     let events = 0;
     while (performance.now() < end) {
       sequence = passRevisions(pass, sequence);
+      passIds(pass);
       for (const e of pass.events) {
         store.applyMessageEvent(e.kind, e.payload);
         store.sessionPendingAction(sid);
         store.pendingClarification(sid);
       }
       events += pass.events.length;
-      for (const d of deletes) store.applyMessageEvent('deleted', d);
+      for (const d of deletes()) store.applyMessageEvent('deleted', d);
     }
     return events;
   };

@@ -2,7 +2,7 @@
 // Chromium page (bench/browser.mjs) call them with the package module `tp`, a clock `now()` in
 // milliseconds and, for memory, the wasm exports. Every function returns plain JSON.
 import {
-  SIZES, eventPass, ingestSnapshot, passLength, passRevisions, sessionHistory, statelessEvents,
+  SIZES, eventPass, ingestSnapshot, passIds, passLength, passRevisions, sessionHistory, statelessEvents,
 } from './workload.mjs';
 
 export { SIZES };
@@ -78,11 +78,13 @@ export function eventBench(tp, n, { now, budgetMs = 1500, statelessBudgetMs = 15
   const agreement = n <= 5000 ? crossCheck(tp, history, pass) : undefined;
 
   const store = preloadedStore(tp, history);
-  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  // The pass's added rows, deleted after each replay (untimed; ids change per replay).
+  const deletes = () => pass.added.map((id) => ({ message_id: id, session_id: sid }));
   let actions = 0;
   let bundles = 0;
   const storePass = () => {
     sequence = passRevisions(pass, sequence);
+    passIds(pass);
     const events = pass.events;
     const t0 = now();
     for (let i = 0; i < events.length; i += 1) {
@@ -94,7 +96,7 @@ export function eventBench(tp, n, { now, budgetMs = 1500, statelessBudgetMs = 15
       if (bundle !== null) bundles += 1;
     }
     const t = now() - t0;
-    for (let i = 0; i < deletes.length; i += 1) store.applyMessageEvent('deleted', deletes[i]);
+    for (const d of deletes()) store.applyMessageEvent('deleted', d);
     return t;
   };
   const storeResult = measure(storePass, k, { now, budgetMs, warmupMs });
@@ -204,14 +206,16 @@ export function inputPathsBench(tp, n, { now, budgetMs = 800 } = {}) {
   const pass = eventPass(history, k);
   const sid = history.session.id;
   const store = preloadedStore(tp, history);
-  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  // The pass's added rows, deleted after each replay (untimed; ids change per replay).
+  const deletes = () => pass.added.map((id) => ({ message_id: id, session_id: sid }));
   let sequence = 5000;
   const events = pass.events;
   const reset = () => {
-    for (let i = 0; i < deletes.length; i += 1) store.applyMessageEvent('deleted', deletes[i]);
+    for (const d of deletes()) store.applyMessageEvent('deleted', d);
   };
   const timed = (body) => () => {
     sequence = passRevisions(pass, sequence);
+    passIds(pass);
     const t0 = now();
     for (let i = 0; i < events.length; i += 1) body(events[i]);
     const t = now() - t0;
@@ -232,6 +236,7 @@ export function inputPathsBench(tp, n, { now, budgetMs = 800 } = {}) {
   }), k, opts);
   rows.batchApply = measure(() => {
     sequence = passRevisions(pass, sequence);
+    passIds(pass);
     const added = events.filter((e) => e.kind === 'added').map((e) => e.payload);
     const updated = events.filter((e) => e.kind === 'updated').map((e) => e.payload);
     const t0 = now();
@@ -275,7 +280,8 @@ export async function subscriberBench(tp, n, { now, passes = 60 } = {}) {
   const pass = eventPass(history, k);
   const sid = history.session.id;
   const store = preloadedStore(tp, history);
-  const deletes = pass.added.map((id) => ({ message_id: id, session_id: sid }));
+  // The pass's added rows, deleted after each replay (untimed; ids change per replay).
+  const deletes = () => pass.added.map((id) => ({ message_id: id, session_id: sid }));
   let notified = 0;
   const unsubscribe = store.subscribe(() => {
     notified += 1;
@@ -285,6 +291,7 @@ export async function subscriberBench(tp, n, { now, passes = 60 } = {}) {
   const baseline = [];
   for (let p = 0; p < passes; p += 1) {
     sequence = passRevisions(pass, sequence);
+    passIds(pass);
     let t0 = now();
     for (const e of pass.events) {
       store.applyMessageEvent(e.kind, e.payload);
@@ -293,7 +300,7 @@ export async function subscriberBench(tp, n, { now, passes = 60 } = {}) {
       await null;
     }
     withStore.push(((now() - t0) * 1000) / k);
-    for (const d of deletes) store.applyMessageEvent('deleted', d);
+    for (const d of deletes()) store.applyMessageEvent('deleted', d);
     await null;
     t0 = now();
     for (let i = 0; i < k; i += 1) await null;

@@ -269,6 +269,19 @@ export function passRevisions(pass, sequence) {
 }
 
 /**
+ * Gives a pass fresh message ids (a replay-numbered first id segment; `pass.added` follows).
+ * Untimed, before each replay of a pass into a store that deleted the previous replay's rows:
+ * the store keeps a deleted id deleted for every input not newer than the delete
+ * (docs/convergence.md), so re-adding the same ids would measure ignored adds, not inserts.
+ */
+export function passIds(pass) {
+  pass.replay = (pass.replay ?? 0) + 1;
+  const prefix = hex((0xa0000000 + pass.replay) >>> 0, 8);
+  for (const e of pass.events) e.payload.message_id = prefix + e.payload.message_id.slice(8);
+  for (let i = 0; i < pass.added.length; i += 1) pass.added[i] = prefix + pass.added[i].slice(8);
+}
+
+/**
  * The boot snapshot: `{ tasks, sessions: {taskId: [session]}, turns: {sessionId: [turn]},
  * messages: {sessionId: [message]} }`, about `targetMB` MB of JSON text.
  */

@@ -213,9 +213,10 @@ impl<P: Clone> ProjectionStore<P> {
                 task_present: captured.contains_key(input.id.as_str()),
                 revision: captured.get(input.id.as_str()).copied().flatten(),
             };
+            // Removed while the request was in flight (present at its start, gone now; or
+            // remembered as removed): the snapshot is older than the removal.
             let gone = start.task_present && !self.tasks.contains_key(input.id.as_str());
-            if gone || self.is_removed_task(&input.id) {
-                // Removed while the request was in flight: the snapshot is older than that.
+            if (gone && !applies_after_removal()) || self.is_removed_task(&input.id) {
                 continue;
             }
             let task = self.tasks.entry(Box::from(input.id.as_str())).or_default();

@@ -294,6 +294,8 @@ export interface WireSessionEvent {
   session_id?: string;
   task_id?: string | null;
   state?: SessionState | null;
+  /** The session's clock: orders its `state` against what the store holds (SPEC §5). */
+  updated_at?: string | null;
   pending_action?: PendingAction | null;
   pending_action_revision?: Revision | null;
 }
@@ -321,11 +323,16 @@ export interface WireTaskInput extends WireTask {
  */
 export class ProjectionStore {
   constructor(options?: Record<string, never>);
-  /** REST: a task's session list (newest first). Throws `invalid_value` for a session of another task. */
+  /**
+   * REST: a task's session list (newest first), merged with the lists already received (a session
+   * a late list lacks stays listed). Each session's `state` follows its `updated_at`, its
+   * projection its revision (docs/convergence.md). Throws `invalid_value` for a session of another
+   * task.
+   */
   applySessionList(taskId: string, sessions: readonly WireSession[]): void;
-  /** REST: a session's turn list. */
+  /** REST: a session's turn list, merged with the turns already held (newest row per turn). */
   applyTurnList(sessionId: string, turns: readonly WireTurn[]): void;
-  /** REST: a page of a session's messages. */
+  /** REST: a page of a session's messages (a row older than the held one, or deleted, is ignored). */
   applyMessagePage(sessionId: string, messages: readonly WireMessage[]): void;
   /** WebSocket `session.message.added | updated | deleted`. */
   applyMessageEvent(kind: "added" | "updated" | "deleted", payload: WireMessageEvent): void;
@@ -333,13 +340,13 @@ export class ProjectionStore {
   applyMessageEvents(kind: "added" | "updated" | "deleted", payloads: readonly WireMessageEvent[]): void;
   /** WebSocket turn started / completed. */
   applyTurnEvent(payload: WireTurnEvent): void;
-  /** WebSocket session state change. */
+  /** WebSocket session state change: `state` by the session's `updated_at`, the projection by its revision. */
   applySessionEvent(payload: WireSessionEvent): void;
   /** WebSocket `task.status_summary.updated`. */
   applyStatusSummaryEvent(payload: { task_id: string; workspace_id?: string; status_summary: WireStatusSummary | null }): void;
   /** WebSocket `task.updated` (with or without `status_summary`). */
   applyTaskUpdated(payload: WireTaskInput): void;
-  /** The task was deleted. */
+  /** The task was deleted. Final: later-arriving inputs about it and its sessions are dropped. */
   removeTask(taskId: string): void;
   /** Call when a task-list / boot request is issued; pass the token to `applyTaskSnapshot`. */
   beginTaskFetch(): number;
