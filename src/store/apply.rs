@@ -12,26 +12,6 @@ use crate::rules::revision::{merge_projection, PendingProjection};
 use crate::rules::turn::CurrentTurn;
 
 impl<P: Clone> ProjectionStore<P> {
-    /// Merges a projection into a session (SPEC §5), buffering it on an unlisted session tagged
-    /// with its task. A projection for another task than the session's is rejected.
-    fn merge_session_projection(
-        &mut self,
-        session_id: &str,
-        task_id: Option<&str>,
-        incoming: &PendingProjection,
-    ) -> Reason {
-        let entry = self.session_mut(session_id);
-        if entry.belongs_elsewhere(task_id) {
-            return Reason::TaskMismatchRejected;
-        }
-        entry.adopt_task(task_id);
-        let (why, changed) = entry.merge_projection(incoming);
-        if changed {
-            self.touch_session(session_id);
-        }
-        why
-    }
-
     /// A session list may not hold a session of another task (`root` names the argument).
     pub(super) fn check_sessions(
         task_id: &str,
@@ -81,7 +61,7 @@ impl<P: Clone> ProjectionStore<P> {
             .map(Box::from)
             .collect();
         for session in sessions {
-            if self.removed_sessions.contains(&session.id) {
+            if self.removed_input(&session.id, None) {
                 continue;
             }
             let entry = self.session_mut(&session.id);
@@ -303,16 +283,19 @@ impl<P: Clone> ProjectionStore<P> {
         if state == Field::Changed {
             self.touch_session(&session.id);
         }
-        let projection =
-            if session.pending_action.is_none() && session.pending_action_revision.is_none() {
-                Reason::Unchanged
-            } else {
-                let incoming = PendingProjection {
-                    action: session.pending_action,
-                    revision: session.pending_action_revision.clone(),
-                };
-                self.merge_session_projection(&session.id, session.task_id.as_deref(), &incoming)
+        let mut projection = Reason::Unchanged;
+        if session.pending_action.is_some() || session.pending_action_revision.is_some() {
+            let incoming = PendingProjection {
+                action: session.pending_action,
+                revision: session.pending_action_revision.clone(),
             };
+            // The entry checked and tagged above: merge into it directly.
+            let (why, changed) = self.session_mut(&session.id).merge_projection(&incoming);
+            if changed {
+                self.touch_session(&session.id);
+            }
+            projection = why;
+        }
         match (state, projection) {
             // The state applied: the event applied, whatever its projection did.
             (Field::Changed, Reason::Unchanged | Reason::OlderRevisionRejected) => Reason::Applied,

@@ -274,9 +274,7 @@ impl MessageIndex {
             let Some(stored) = self.row(slot).copied() else {
                 return Upsert::Unchanged;
             };
-            if stored.updated != ABSENT
-                && row_is_stale(self.times.get(stored.updated).as_ref(), message.updated_at)
-            {
+            if row_is_stale(self.times.get(stored.updated).as_ref(), message.updated_at) {
                 return Upsert::Stale;
             }
             if self.times.same(stored.created, Some(message.created_at))

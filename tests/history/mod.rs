@@ -33,20 +33,6 @@ impl Input {
     fn call(call: &'static str, args: Vec<Value>) -> Input {
         Input::Call { call, args }
     }
-
-    /// Which sessions and tasks this input is about (for the step invariants).
-    pub fn is_delete_of(&self) -> Option<(&str, &str)> {
-        match self {
-            Input::Call {
-                call: "applyMessageEvent",
-                args,
-            } if args[0] == "deleted" => Some((
-                args[1]["session_id"].as_str()?,
-                args[1]["message_id"].as_str()?,
-            )),
-            _ => None,
-        }
-    }
 }
 
 /// A history: the inputs in emission order, and the ids it used.
