@@ -7,6 +7,7 @@
 //   npm run bench -- --skip-native     without cargo bench     (also --skip-browser, --skip-node)
 //   npm run bench -- --no-build        reuse pkg/ as it is (--no-setup: skip scripts/setup.sh)
 //   npm run bench -- --profile         also print a CPU profile of the Node event loop
+//   npm run bench -- --skip-scale      without the 10⁶-element scale check (Node and native)
 //
 // Workloads: bench/workload.mjs (deterministic; bench/gen.mjs writes them to target/bench-data/
 // for the native bench). Measurements: bench/store.bench.mjs. Node: bench/node.mjs, one fresh
@@ -70,6 +71,7 @@ if (!args.has('--skip-node')) {
     memory: node('memory'),
     memoryBoot: node('memory-boot'),
   };
+  if (!args.has('--skip-scale')) results.node.scale = node('scale');
   if (args.has('--profile')) {
     // The same wasm as pkg/ before wasm-opt, which keeps the function names for the profile.
     const named = path.join(dataDir, 'pkg-named');
@@ -159,7 +161,8 @@ function criterionSample(id) {
 if (!args.has('--skip-native')) {
   results.versions.rustc = spawnSync('rustc', ['--version'], { encoding: 'utf8' }).stdout.trim();
   run('native-build', 'cargo', ['bench', '--bench', 'store', '--no-run']);
-  run('native', 'cargo', ['bench', '--bench', 'store', '--', '--noplot'], { env: { ...process.env, BENCH_DATA: dataDir } });
+  const nativeEnv = { ...process.env, BENCH_DATA: dataDir, ...(args.has('--skip-scale') ? { BENCH_SKIP: 'scale' } : {}) };
+  run('native', 'cargo', ['bench', '--bench', 'store', '--', '--noplot'], { env: nativeEnv });
   const sizes = [100, 1000, 5000, 50000];
   const bytes = fs.statSync(snapshotPath).size;
   const mbps = (id) => {
@@ -190,6 +193,20 @@ if (!args.has('--skip-native')) {
       endToEndVsParse: boot.parseAndFeed.MBps / boot.parse.MBps,
     },
   };
+  if (!args.has('--skip-scale')) {
+    // One call per sample (criterion's time per iteration), in ms.
+    const ms = (id) => {
+      const s = criterionSample(id);
+      return { median: s.median / 1000, best: s.best / 1000, runs: s.samples };
+    };
+    const n = 1_000_000;
+    results.native.scale = {
+      n,
+      visibleTurnHistory: ms(`scale/visible_turn_history/${n}`),
+      applySessionList: ms(`scale/apply_session_list/${n}`),
+      applySessionListMerge: ms(`scale/apply_session_list_merge/${n}`),
+    };
+  }
 }
 results.machine.loadavgAtEnd = os.loadavg();
 results.seconds = (Date.now() - started) / 1000;
@@ -268,6 +285,17 @@ if (results.node?.paths) {
     ['read the 13 needed fields (JS only)', p.fieldReads],
   ];
   for (const [label, s] of rows) out.push(`${label.padEnd(40)}${cell(s).padStart(WC)}`);
+  out.push('');
+}
+const scales = envs.filter(([, r]) => r?.scale);
+if (scales.length) {
+  out.push(`scale: one call over ${f(scales[0][1].scale.n, 0)} elements, ms, median (best) (issue 11 goal: native < 1,000, Node < 2,000)`);
+  out.push(line('', ['visibleTurnHistory', 'applySessionList', 'onto a held list']));
+  const both = (s) => `${f(s.median, 0)} (${f(s.best, 0)})`;
+  for (const [env, r] of scales) {
+    const s = r.scale;
+    out.push(line(env, [both(s.visibleTurnHistory), both(s.applySessionList), both(s.applySessionListMerge)]));
+  }
   out.push('');
 }
 if (results.node?.profile) {

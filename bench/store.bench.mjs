@@ -2,7 +2,8 @@
 // Chromium page (bench/browser.mjs) call them with the package module `tp`, a clock `now()` in
 // milliseconds and, for memory, the wasm exports. Every function returns plain JSON.
 import {
-  SIZES, eventPass, ingestSnapshot, passIds, passLength, passRevisions, sessionHistory, statelessEvents,
+  SIZES, eventPass, ingestSnapshot, passIds, passLength, passRevisions, scaleSessions, scaleTurns, sessionHistory,
+  statelessEvents,
 } from './workload.mjs';
 
 export { SIZES };
@@ -403,4 +404,63 @@ export function memoryBench(tp, memory, { mode = 'session', n = 50000, snapshot 
   };
   store.free();
   return result;
+}
+
+/**
+ * The scale check (issue 11): one call over `n` = 10⁶ elements, `runs` times, fresh inputs each
+ * run, a full GC before each timed call when the engine exposes `gc()`:
+ * - `visibleTurnHistory`: `visibleTurnHistory(turns)`, `n` turns in no particular order
+ *   (`scaleTurns`);
+ * - `applySessionList`: `new ProjectionStore().applySessionList(taskId, sessions)`, `n`
+ *   sessions into a fresh store (`scaleSessions`);
+ * - `applySessionListMerge`: an older list (the oldest half) onto a store holding all `n`
+ *   (filled untimed), so every session the list lacks is merged back into place.
+ * Milliseconds per call: median and best run.
+ */
+export function scaleBench(tp, n, { now, runs = 3 } = {}) {
+  const gc = globalThis.gc ?? (() => {});
+  const stats = (ms) => ({ median: summarize(ms).median, best: Math.min(...ms), runs: ms.length, all: ms });
+  const task = 'task-scale';
+  const visible = [];
+  const fresh = [];
+  const merge = [];
+  let shown = 0;
+  let owner;
+  {
+    const turns = scaleTurns(n);
+    for (let r = 0; r < runs; r += 1) {
+      gc();
+      const t0 = now();
+      const history = tp.visibleTurnHistory(turns);
+      visible.push(now() - t0);
+      shown = history.length;
+    }
+  }
+  const all = scaleSessions(0, n);
+  const older = scaleSessions(0, Math.floor(n / 2));
+  for (let r = 0; r < runs; r += 1) {
+    gc();
+    const store = new tp.ProjectionStore();
+    const t0 = now();
+    store.applySessionList(task, all);
+    fresh.push(now() - t0);
+    store.free();
+    gc();
+    const held = new tp.ProjectionStore();
+    held.applySessionList(task, all);
+    gc();
+    const t1 = now();
+    held.applySessionList(task, older);
+    merge.push(now() - t1);
+    owner = held.sessionPendingAction('sess-0000000');
+    held.free();
+  }
+  return {
+    n,
+    shown,
+    owner,
+    visibleTurnHistory: stats(visible),
+    applySessionList: stats(fresh),
+    applySessionListMerge: stats(merge),
+  };
 }

@@ -356,3 +356,66 @@ export const SIZES = [100, 1000, 5000, 50000];
 export const passLength = (n) => Math.min(100, Math.max(20, Math.floor(n / 5)));
 /** Events per stateless pass: each costs a full rescan, so fewer at large sizes. */
 export const statelessEvents = (n) => Math.min(passLength(n), n >= 50000 ? 1 : n >= 5000 ? 5 : 20);
+
+// Scale inputs (issue 11: no cliff at 10⁶ elements). The native bench (benches/store.rs,
+// `scale_*`) builds the same objects by the same formulas.
+
+/** The timestamp of element `i`: `i` ms after 2026-11-01T00:00:00Z, with microseconds. */
+export function scaleTimestamp(i) {
+  const seconds = Math.floor(i / 1000);
+  const two = (x) => String(x).padStart(2, '0');
+  const micros = String((i % 1000) * 1000).padStart(6, '0');
+  return `2026-11-01T${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}.${micros}Z`;
+}
+
+/** A multiplier coprime with `n`: position `k` of `scaleTurns(n)` holds turn `k * step mod n`. */
+export function scaleStep(n) {
+  const gcd = (a, b) => (b === 0 ? a : gcd(b, a % b));
+  let step = 7919;
+  while (n > 1 && gcd(step, n) !== 1) step += 2;
+  return step;
+}
+
+/**
+ * `n` turns of one session in no particular order: every 10th lifecycle-only, every 100th an
+ * unpublished reservation (not in the visible history), the last one open.
+ */
+export function scaleTurns(n) {
+  const step = scaleStep(n);
+  const turns = new Array(n);
+  for (let k = 0; k < n; k += 1) {
+    const i = (k * step) % Math.max(n, 1); // exact: k * step < 2^53 for any n a bench uses
+    const metadata = i % 100 === 99 ? { prompt_dispatch_pending: true } : i % 10 === 9 ? { lifecycle_only: true } : {};
+    turns[k] = {
+      id: `turn-${String(i).padStart(7, '0')}`,
+      session_id: 'sess-scale',
+      started_at: scaleTimestamp(i),
+      created_at: scaleTimestamp(i),
+      completed_at: i + 1 < n ? scaleTimestamp(i + 1) : null,
+      updated_at: scaleTimestamp(i + 1),
+      metadata,
+    };
+  }
+  return turns;
+}
+
+/**
+ * Sessions `from`..`to` (exclusive) of task `task-scale`, newest first: every 5th waiting on a
+ * clarification, session 0 primary, revisions and clocks increasing with the index.
+ */
+export function scaleSessions(from, to) {
+  const sessions = [];
+  for (let i = to - 1; i >= from; i -= 1) {
+    const waiting = i % 5 === 0;
+    sessions.push({
+      id: `sess-${String(i).padStart(7, '0')}`,
+      task_id: 'task-scale',
+      state: waiting ? 'WAITING_FOR_INPUT' : 'IDLE',
+      is_primary: i === 0,
+      pending_action: waiting ? 'clarification' : null,
+      pending_action_revision: { epoch: '1', sequence: i + 1 },
+      updated_at: scaleTimestamp(i),
+    });
+  }
+  return sessions;
+}

@@ -15,6 +15,13 @@
 //!   `pending_clarification_bundle`), as the JS app would without the store.
 //! - `boot/json_parse`, `boot/parse_and_ingest`, `boot/ingest`: the ~30 MB boot snapshot
 //!   (throughput in bytes of JSON text).
+//! - `scale/visible_turn_history/<n>`: `wire::api::visible_turn_history` over `n` = 10⁶ turns in
+//!   no particular order (decode + the rule); `scale/apply_session_list/<n>`: 10⁶ sessions into a
+//!   fresh store (`wire::store_api::apply_session_list`); `scale/apply_session_list_merge/<n>`:
+//!   an older list (the oldest half) onto a store holding all 10⁶, so every held session the
+//!   list lacks is merged back into place. Ten one-shot samples each; the inputs are generated
+//!   here by the formulas of `scaleTurns` / `scaleSessions` in bench/workload.mjs (the same
+//!   objects the Node bench passes). `BENCH_ONLY=scale` runs only these (`SCALE_N` another size).
 //!
 //! A pass of events is replayed after deleting the messages it added (untimed), so the session
 //! holds `n` messages at the start of every pass; revision sequences are renumbered per pass.
@@ -482,14 +489,150 @@ fn bench_boot(c: &mut Criterion, dir: &FsPath) {
     group.finish();
 }
 
+/// The timestamp of element `i` of the scale inputs: `i` milliseconds after
+/// 2026-11-01T00:00:00Z, with microseconds (`scaleTimestamp` in bench/workload.mjs; one day
+/// holds 86.4 million elements).
+fn scale_timestamp(i: usize) -> String {
+    let seconds = i / 1000;
+    format!(
+        "2026-11-01T{:02}:{:02}:{:02}.{:06}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60,
+        i % 1000 * 1000
+    )
+}
+
+/// A multiplier coprime with `n`: position `k` of the scale turns holds turn `k * step mod n`.
+fn scale_step(n: usize) -> usize {
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut step = 7919;
+    while n > 1 && gcd(step, n) != 1 {
+        step += 2;
+    }
+    step
+}
+
+/// `n` turns in no particular order (`scaleTurns`): every 10th lifecycle-only, every 100th an
+/// unpublished reservation (left out of the visible history), the last one open.
+fn scale_turns(n: usize) -> Value {
+    let step = scale_step(n);
+    (0..n)
+        .map(|k| {
+            let i = k * step % n.max(1);
+            let metadata = if i % 100 == 99 {
+                json!({ "prompt_dispatch_pending": true })
+            } else if i % 10 == 9 {
+                json!({ "lifecycle_only": true })
+            } else {
+                json!({})
+            };
+            json!({
+                "id": format!("turn-{i:07}"),
+                "session_id": "sess-scale",
+                "started_at": scale_timestamp(i),
+                "created_at": scale_timestamp(i),
+                "completed_at": if i + 1 < n { json!(scale_timestamp(i + 1)) } else { Value::Null },
+                "updated_at": scale_timestamp(i + 1),
+                "metadata": metadata,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// Sessions `from..to` of task `task-scale`, newest first (`scaleSessions`): every 5th waiting
+/// on a clarification, session 0 primary, revisions and clocks increasing with the index.
+fn scale_sessions(from: usize, to: usize) -> Value {
+    (from..to)
+        .rev()
+        .map(|i| {
+            let waiting = i % 5 == 0;
+            json!({
+                "id": format!("sess-{i:07}"),
+                "task_id": "task-scale",
+                "state": if waiting { "WAITING_FOR_INPUT" } else { "IDLE" },
+                "is_primary": i == 0,
+                "pending_action": if waiting { json!("clarification") } else { Value::Null },
+                "pending_action_revision": { "epoch": "1", "sequence": i + 1 },
+                "updated_at": scale_timestamp(i),
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn bench_scale(c: &mut Criterion) {
+    let n = std::env::var("SCALE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut group = c.benchmark_group("scale");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(1));
+    group.measurement_time(Duration::from_secs(1));
+    group.throughput(Throughput::Elements(n as u64));
+
+    let turns = scale_turns(n);
+    group.bench_function(BenchmarkId::new("visible_turn_history", n), |b| {
+        b.iter_with_large_drop(|| {
+            api::visible_turn_history(&Json::new(black_box(&turns))).expect("turns")
+        });
+    });
+    drop(turns);
+
+    let task = json!("task-scale");
+    let all = scale_sessions(0, n);
+    let older = scale_sessions(0, n / 2);
+    let fill = |sessions: &Value| {
+        let mut store: ProjectionStore<Value> = ProjectionStore::new();
+        store_api::apply_session_list(&mut store, &Json::new(&task), &Json::new(sessions))
+            .expect("sessions");
+        store
+    };
+    for (name, held, list) in [
+        ("apply_session_list", None, &all),
+        ("apply_session_list_merge", Some(&all), &older),
+    ] {
+        group.bench_function(BenchmarkId::new(name, n), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut store = held.map_or_else(ProjectionStore::new, fill);
+                    let start = Instant::now();
+                    let reason = store_api::apply_session_list(
+                        &mut store,
+                        &Json::new(&task),
+                        &Json::new(black_box(list)),
+                    );
+                    total += start.elapsed();
+                    black_box(reason.is_ok());
+                    drop(store);
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
-    let dir = data_dir();
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     if only.is_empty() || only == "event" {
-        bench_events(c, &dir);
+        bench_events(c, &data_dir());
     }
     if only.is_empty() || only == "boot" {
-        bench_boot(c, &dir);
+        bench_boot(c, &data_dir());
+    }
+    let skip = std::env::var("BENCH_SKIP").unwrap_or_default();
+    if (only.is_empty() || only == "scale") && skip != "scale" {
+        bench_scale(c);
     }
 }
 

@@ -1,18 +1,42 @@
-// The package's `ProjectionStore`: the wasm class, plus a fast path for the hot inputs (WebSocket
-// message events and REST message pages). It reads the few fields the rules need in JS (cheap)
-// and passes them to wasm as primitives in one call per message, instead of wasm reading each
-// field across the boundary. Only messages whose fields all have their ordinary types take it;
-// anything else (including every malformed payload) goes to the wasm decoder, which reports the
-// typed error. The wasm side maps the fields with the decoder's own function
-// (`MessageFields::into_message`); tests/js/store.fastpath.test.mjs checks both paths agree.
+// The package's `ProjectionStore`. It wraps the wasm class (which it keeps out of reach: the `__`
+// boundary methods are not on the public object) and does three things the wasm side must not:
+//   1. Reads every argument exactly once, in JS, into plain copies (./read.js) before anything
+//      crosses into wasm, so no caller code runs under a wasm frame and a call that throws has
+//      changed nothing (a page or a batch is read whole before its first row applies).
+//   2. The fast path for the hot inputs (WebSocket message events, REST message pages): the few
+//      fields the rules read are passed as primitives in one call per message; the strings that
+//      repeat (session, task, turn, pending ids, types, statuses, epochs) by handle, the rest
+//      written into a scratch buffer in wasm memory. Only messages whose fields all have their
+//      ordinary types take it; anything else goes to the wasm decoder (the same copy), which
+//      reports the typed error. On the Rust side both paths build the message with one function
+//      (`wire::MessageFields::into_message`); tests/js/store.fastpath.test.mjs checks they agree.
+//   3. Listeners: kept here and called from a microtask with what changed (`__takeChanges`), so a
+//      listener, too, never runs under a wasm frame.
+// After `free()` or `dispose()` every method throws a TaskProjectionError `disposed`, except
+// `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
+import {
+  readArg, readItems, original, taskProjectionError, typeName, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
+  MESSAGE_EVENT, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT, TASK_INPUT, TASK_INPUTS,
+  SELECTION_OPTIONS, SETTLE_OUTCOME,
+} from './read.js';
+
+// The codes of the fast-path call `__applyMessage` (src/wasm/store.rs `FastKind`, `FastAction`;
+// tests/js/boundary.test.mjs checks them against the wasm side's `__codes()`).
+export const FAST = Object.freeze({
+  kind: Object.freeze({ added: 0, updated: 1, deleted: 2, pageRow: 3, pageFirst: 4 }),
+  action: Object.freeze({ absent: 0, clean: 1, clarification: 2, permission: 3 }),
+  query: Object.freeze({
+    sessionPendingAction: 0, currentTurnId: 1, pendingClarification: 2, hiddenMessageIds: 3, hasPendingPermission: 4,
+  }),
+});
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isText = (v) => v === undefined || v === null || typeof v === 'string';
 
 /**
- * The fields of a message as the wasm side takes them, or `undefined` when the message has an
- * unusual shape (the wasm decoder then handles it).
+ * The fields of a message copy as the fast path takes them, or `undefined` when the message has
+ * an unusual shape (the wasm decoder then handles it).
  */
 function messageFields(p) {
   if (!isObject(p)) return undefined;
@@ -28,12 +52,13 @@ function messageFields(p) {
   return [id, p.turn_id, p.type, status, pendingId, typeof total === 'number' ? total : undefined, p.created_at, p.updated_at];
 }
 
-/** The arguments of `Boundary.apply` for an event payload, or `undefined`. */
+/** The arguments of `Boundary.apply` for an event payload copy, or `undefined`. */
 function eventArgs(k, payload) {
   const f = messageFields(payload);
   if (f === undefined || typeof payload.session_id !== 'string' || !isText(payload.task_id)) return undefined;
   const a = payload.pending_action;
-  const action = a === undefined ? 0 : a === null ? 1 : a === 'clarification' ? 2 : a === 'permission' ? 3 : -1;
+  const A = FAST.action;
+  const action = a === undefined ? A.absent : a === null ? A.clean : a === 'clarification' ? A.clarification : a === 'permission' ? A.permission : -1;
   if (action < 0) return undefined;
   const r = payload.pending_action_revision;
   let epoch;
@@ -48,21 +73,24 @@ function eventArgs(k, payload) {
   return [k, payload.session_id, payload.task_id, f, action, epoch, sequence];
 }
 
-// Plain comparisons (no Object.hasOwn): old WebViews run this file too.
-const kindCode = (kind) => (kind === 'added' ? 0 : kind === 'updated' ? 1 : kind === 'deleted' ? 2 : -1);
+const kindCode = (kind) => (kind === 'added' ? FAST.kind.added : kind === 'updated' ? FAST.kind.updated : kind === 'deleted' ? FAST.kind.deleted : -1);
+
+/** UTF-8 takes at most 3 bytes per UTF-16 unit: the scratch room one message's text needs. */
+function textRoom(f) {
+  return 3 * (f[0].length + (f[6] == null ? 0 : f[6].length) + (f[7] == null ? 0 : f[7].length));
+}
 
 /** Interned strings beyond this many are all forgotten (both sides) before the next call. */
 const MAX_NAMES = 1 << 16;
 
 /**
- * The boundary state of one store: the handles of the strings that repeat from event to event
- * (session, task, turn and pending ids, types, statuses, epochs), which cross into wasm once
- * each, and the scratch buffer where the text that does not repeat (message id, timestamps) is
- * written in place, with no allocation per string.
+ * The boundary state of one store: the handles of the strings that repeat from event to event,
+ * which cross into wasm once each, and the scratch buffer where the text that does not repeat
+ * (message id, timestamps) is written in place, with no allocation per string.
  */
 class Boundary {
-  constructor(store) {
-    this.store = store;
+  constructor(wasm) {
+    this.wasm = wasm;
     this.names = new Map();
     // The last text and handle per field (session, task, turn, type, status, pending, epoch):
     // a burst of events repeats them, and a string comparison is cheaper than a Map lookup.
@@ -88,7 +116,7 @@ class Boundary {
     if (text === undefined || text === null) return 0;
     let h = this.names.get(text);
     if (h === undefined) {
-      h = this.store.__intern(text);
+      h = this.wasm.__intern(text);
       this.names.set(text, h);
     }
     return h;
@@ -96,12 +124,14 @@ class Boundary {
 
   /**
    * Makes room for `n` UTF-8 bytes from the start of the buffer and refreshes the view (the
-   * wasm memory may have grown since the last call, which detaches the old view).
+   * wasm memory may have grown since the last call, which detaches the old view). Throws a
+   * TaskProjectionError when the memory cannot hold them; callers reserve before applying.
    */
   reserve(n) {
     if (n > this.capacity) {
-      this.capacity = Math.max(n, this.capacity * 2, 256);
-      this.ptr = this.store.__scratch(this.capacity);
+      const capacity = Math.max(n, this.capacity * 2, 256);
+      this.ptr = this.wasm.__scratch(capacity);
+      this.capacity = capacity;
     }
     const buffer = this.memory.buffer;
     if (this.bytes.buffer !== buffer || this.bytes.byteOffset !== this.ptr) {
@@ -139,16 +169,12 @@ class Boundary {
     const status = this.field(4, f[3]);
     const pending = this.field(5, f[4]);
     const era = this.field(6, epoch);
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: room for the worst case, reserved once.
-    const id = f[0];
-    const created = f[6];
-    const updated = f[7];
-    this.reserve(3 * (id.length + (created == null ? 0 : created.length) + (updated == null ? 0 : updated.length)));
+    this.reserve(textRoom(f));
     this.at = 0;
-    const idLen = this.write(id);
-    const createdLen = this.write(created);
-    const updatedLen = this.write(updated);
-    return this.store.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
+    const idLen = this.write(f[0]);
+    const createdLen = this.write(f[6]);
+    const updatedLen = this.write(f[7]);
+    return this.wasm.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
       createdLen, updatedLen, action, era, sequence);
   }
 
@@ -157,7 +183,7 @@ class Boundary {
     this.names.clear();
     this.memoText.fill(undefined);
     this.memoHandle.fill(0);
-    this.store.__internReset();
+    this.wasm.__internReset();
   }
 
   /** The handle of a session id already seen, or `undefined`. */
@@ -168,94 +194,324 @@ class Boundary {
 
 const encoder = new TextEncoder();
 
-export class ProjectionStore extends WasmProjectionStore {
+const defer = typeof queueMicrotask === 'function' ? queueMicrotask : (f) => { Promise.resolve().then(f); };
+
+/** A listener's exception: reported, never thrown into the store or the other listeners. */
+function report(error) {
+  if (typeof globalThis.reportError === 'function') globalThis.reportError(error);
+  else defer(() => { throw error; });
+}
+
+/** Public store → its state. Nothing of the wasm object is reachable from the public one. */
+const STATE = new WeakMap();
+
+/** The state of a store that is still usable, or a TaskProjectionError `disposed`. */
+function live(store) {
+  const s = STATE.get(store);
+  if (s === undefined) throw taskProjectionError('invalid_type', 'this', 'this: not a ProjectionStore (a method called without its store?)');
+  if (s.wasm === undefined) throw taskProjectionError('disposed', 'this', `this: the store was ${s.freed ? 'freed' : 'disposed'}`);
+  return s;
+}
+
+/** After a mutation: tell the listeners, once per microtask. */
+function changed(s) {
+  if (s.listeners.length === 0 || s.scheduled) return;
+  s.scheduled = true;
+  defer(() => {
+    s.scheduled = false;
+    if (s.wasm === undefined || s.listeners.length === 0) return;
+    const changes = s.wasm.__takeChanges();
+    if (changes === null) return;
+    const listeners = s.listeners.slice();
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i].listener(changes);
+      } catch (error) {
+        report(error);
+      }
+    }
+  });
+}
+
+/** A typed error for an argument that must be a function. */
+function notAFunction(name, value) {
+  return taskProjectionError('invalid_type', name, `${name}: expected a function, got ${typeName(value)}`);
+}
+
+export class ProjectionStore {
   constructor(options) {
-    super(options);
-    this.__boundary = new Boundary(this);
+    // No options yet; reading none keeps a caller's getter from running.
+    void options;
+    const wasm = new WasmProjectionStore();
+    STATE.set(this, {
+      wasm,
+      boundary: new Boundary(wasm),
+      listeners: [],
+      scheduled: false,
+      freed: false,
+      // The fast path is on; tests turn it off to compare it with the wasm decoder.
+      fast: true,
+    });
   }
 
-  applyMessageEvent(kind, payload) {
-    const k = kindCode(kind);
-    const args = k >= 0 ? eventArgs(k, payload) : undefined;
-    if (args !== undefined) {
-      return this.__boundary.apply(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
+  // ---- REST ---------------------------------------------------------------------------------
+
+  applySessionList(taskId, sessions) {
+    const s = live(this);
+    s.wasm.applySessionList(readArg(taskId, LEAF, 'taskId'), readArg(sessions, SESSIONS, 'sessions'));
+    changed(s);
+  }
+
+  applyTurnList(sessionId, turns) {
+    const s = live(this);
+    s.wasm.applyTurnList(readArg(sessionId, LEAF, 'sessionId'), readArg(turns, TURNS, 'turns'));
+    changed(s);
+  }
+
+  applyMessagePage(sessionId, messages) {
+    const s = live(this);
+    const id = readArg(sessionId, LEAF, 'sessionId');
+    const read = readItems(messages, MESSAGE, 'messages');
+    // All or nothing: every row must take the fast path, else the wasm decoder takes the page
+    // (and rejects it whole when a row is malformed).
+    if (s.fast && typeof id === 'string' && read !== undefined && read.copies.length > 0) {
+      const copies = read.copies;
+      const rows = new Array(copies.length);
+      let room = 0;
+      for (let i = 0; i < copies.length; i++) {
+        const f = messageFields(copies[i]);
+        if (f === undefined) {
+          s.wasm.applyMessagePage(id, copies);
+          changed(s);
+          return;
+        }
+        rows[i] = f;
+        room = Math.max(room, textRoom(f));
+      }
+      const boundary = s.boundary;
+      boundary.reserve(room);
+      for (let i = 0; i < rows.length; i++) {
+        boundary.apply(i === 0 ? FAST.kind.pageFirst : FAST.kind.pageRow, id, undefined, rows[i], FAST.action.absent, undefined, 0);
+      }
+      changed(s);
+      return;
     }
-    return super.applyMessageEvent(kind, payload);
+    s.wasm.applyMessagePage(id, read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'));
+    changed(s);
+  }
+
+  beginTaskFetch() {
+    return live(this).wasm.beginTaskFetch();
+  }
+
+  applyTaskSnapshot(token, tasks) {
+    const s = live(this);
+    s.wasm.applyTaskSnapshot(readArg(token, LEAF, 'token'), readArg(tasks, TASK_INPUTS, 'tasks'));
+    changed(s);
+  }
+
+  // ---- WebSocket ----------------------------------------------------------------------------
+
+  applyMessageEvent(kind, payload) {
+    const s = live(this);
+    const k = kindCode(kind);
+    const copy = readArg(payload, MESSAGE_EVENT, 'payload');
+    const args = k >= 0 && s.fast ? eventArgs(k, copy) : undefined;
+    if (args !== undefined) {
+      s.boundary.apply(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
+    } else {
+      s.wasm.applyMessageEvent(readArg(kind, LEAF, 'kind'), copy);
+    }
+    changed(s);
   }
 
   applyMessageEvents(kind, payloads) {
+    const s = live(this);
+    const k = kindCode(kind);
+    const read = readItems(payloads, MESSAGE_EVENT, 'payloads');
     // All or nothing, like the wasm path: every event must take the fast path, else the wasm
     // decoder takes the batch (and rejects it whole when one is malformed).
-    const k = kindCode(kind);
-    if (k >= 0 && Array.isArray(payloads) && payloads.length > 0) {
-      const batch = [];
-      for (let i = 0; i < payloads.length; i++) {
-        const args = eventArgs(k, payloads[i]);
-        if (args === undefined) return super.applyMessageEvents(kind, payloads);
-        batch.push(args);
+    if (k >= 0 && s.fast && read !== undefined && read.copies.length > 0) {
+      const copies = read.copies;
+      const batch = new Array(copies.length);
+      let room = 0;
+      for (let i = 0; i < copies.length; i++) {
+        const args = eventArgs(k, copies[i]);
+        if (args === undefined) {
+          s.wasm.applyMessageEvents(readArg(kind, LEAF, 'kind'), copies);
+          changed(s);
+          return;
+        }
+        batch[i] = args;
+        room = Math.max(room, textRoom(args[3]));
       }
-      const boundary = this.__boundary;
+      const boundary = s.boundary;
+      boundary.reserve(room);
       for (let i = 0; i < batch.length; i++) {
         const a = batch[i];
         boundary.apply(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
       }
-      return undefined;
+      changed(s);
+      return;
     }
-    return super.applyMessageEvents(kind, payloads);
+    s.wasm.applyMessageEvents(readArg(kind, LEAF, 'kind'), read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'));
+    changed(s);
   }
 
-  applyMessagePage(sessionId, messages) {
-    // All or nothing: every row must take the fast path, else the wasm decoder takes the page
-    // (and rejects it whole when a row is malformed).
-    if (typeof sessionId === 'string' && Array.isArray(messages)) {
-      const rows = [];
-      for (let i = 0; i < messages.length; i++) {
-        const f = messageFields(messages[i]);
-        if (f === undefined) return super.applyMessagePage(sessionId, messages);
-        rows.push(f);
-      }
-      if (rows.length === 0) return super.applyMessagePage(sessionId, messages);
-      const boundary = this.__boundary;
-      for (let i = 0; i < rows.length; i++) {
-        boundary.apply(i === 0 ? 4 : 3, sessionId, undefined, rows[i], 0, undefined, 0);
-      }
-      return undefined;
-    }
-    return super.applyMessagePage(sessionId, messages);
+  applyTurnEvent(payload) {
+    const s = live(this);
+    s.wasm.applyTurnEvent(readArg(payload, TURN_EVENT, 'payload'));
+    changed(s);
   }
+
+  applySessionEvent(payload) {
+    const s = live(this);
+    s.wasm.applySessionEvent(readArg(payload, SESSION_EVENT, 'payload'));
+    changed(s);
+  }
+
+  applyStatusSummaryEvent(payload) {
+    const s = live(this);
+    s.wasm.applyStatusSummaryEvent(readArg(payload, SUMMARY_EVENT, 'payload'));
+    changed(s);
+  }
+
+  applyTaskUpdated(payload) {
+    const s = live(this);
+    s.wasm.applyTaskUpdated(readArg(payload, TASK_INPUT, 'payload'));
+    changed(s);
+  }
+
+  removeTask(taskId) {
+    const s = live(this);
+    s.wasm.removeTask(readArg(taskId, LEAF, 'taskId'));
+    changed(s);
+  }
+
+  // ---- queries ------------------------------------------------------------------------------
+
+  taskPendingAction(taskId) {
+    return live(this).wasm.taskPendingAction(readArg(taskId, LEAF, 'taskId'));
+  }
+
+  /** The held summary: the caller's own object it came in as. */
+  taskStatusSummary(taskId) {
+    return original(live(this).wasm.taskStatusSummary(readArg(taskId, LEAF, 'taskId')));
+  }
+
+  pendingOwner(taskId, preferredSessionId) {
+    return live(this).wasm.pendingOwner(readArg(taskId, LEAF, 'taskId'), readArg(preferredSessionId, LEAF, 'preferredSessionId'));
+  }
+
+  lastReason() {
+    return live(this).wasm.lastReason();
+  }
+
+  // ---- selection ----------------------------------------------------------------------------
+
+  beginSelection(taskId, options) {
+    return live(this).wasm.beginSelection(readArg(taskId, LEAF, 'taskId'), readArg(options, SELECTION_OPTIONS, 'options'));
+  }
+
+  setActiveTask(taskId) {
+    const s = live(this);
+    s.wasm.setActiveTask(readArg(taskId, LEAF, 'taskId'));
+    changed(s);
+  }
+
+  settleSelection(ticket, outcome) {
+    const s = STATE.get(this);
+    // A load that resolves after the store went away settles inert (SPEC §6: never navigate).
+    if (s !== undefined && s.wasm === undefined) return { kind: 'inert' };
+    const store = live(this);
+    const result = store.wasm.settleSelection(readArg(ticket, LEAF, 'ticket'), readArg(outcome, SETTLE_OUTCOME, 'outcome'));
+    changed(store);
+    return result;
+  }
+
+  // ---- notification, lifecycle --------------------------------------------------------------
 
   subscribe(listener) {
-    if (typeof listener !== 'function') return super.subscribe(listener);
-    // A listener that throws must not starve the others, nor vanish: its error is reported
-    // (reportError where the platform has it: the console and `error` listeners in browsers;
-    // else rethrown from its own microtask, an uncaught exception) after the others ran.
-    return super.subscribe((changes) => {
-      try {
-        listener(changes);
-      } catch (error) {
-        if (typeof globalThis.reportError === 'function') globalThis.reportError(error);
-        else queueMicrotask(() => { throw error; });
-      }
-    });
+    const s = live(this);
+    if (typeof listener !== 'function') throw notAFunction('listener', listener);
+    const entry = { listener };
+    s.listeners.push(entry);
+    if (s.listeners.length === 1) s.wasm.__track(true);
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      const i = s.listeners.indexOf(entry);
+      if (i >= 0) s.listeners.splice(i, 1);
+      // Nobody listens: record no changes (an event then allocates nothing for them).
+      if (s.listeners.length === 0 && s.wasm !== undefined) s.wasm.__track(false);
+    };
   }
 
+  version() {
+    return live(this).wasm.version();
+  }
+
+  /** Drops all state and listeners; outstanding tickets become inert, other methods throw. */
   dispose() {
-    super.dispose();
-    this.__boundary.reset();
+    const s = STATE.get(this);
+    if (s === undefined || s.wasm === undefined) return;
+    s.listeners.length = 0;
+    s.wasm.dispose();
+    s.boundary.reset();
+    s.wasm.free();
+    s.wasm = undefined;
+    s.boundary = undefined;
+  }
+
+  digest() {
+    return live(this).wasm.digest();
+  }
+
+  stats() {
+    return live(this).wasm.stats();
+  }
+
+  /** Releases the store's wasm memory (also done by `dispose()`); no-op when already released. */
+  free() {
+    const s = STATE.get(this);
+    if (s === undefined) return;
+    if (s.wasm !== undefined) this.dispose();
+    s.freed = true;
   }
 }
 
+/**
+ * Test hooks, on no public object and re-exported by no package entry (tests import this file by
+ * path): `decoderOnly(store)` sends every input of `store` through the wasm decoder (to compare
+ * the fast path with it); `boundaryNames(store)` is how many strings its boundary holds handles of.
+ */
+export const __testing = Object.freeze({
+  decoderOnly(store) {
+    const s = STATE.get(store);
+    if (s !== undefined) s.fast = false;
+    return store;
+  },
+  boundaryNames(store) {
+    const s = STATE.get(store);
+    return s !== undefined && s.boundary !== undefined ? s.boundary.names.size : 0;
+  },
+});
+
+if (typeof Symbol === 'function' && Symbol.dispose) ProjectionStore.prototype[Symbol.dispose] = ProjectionStore.prototype.free;
+
 // Session queries by handle when the id is known to the boundary (same answers, same objects, no
-// copy of the id into wasm); the index is the query number `__sessionQuery` takes.
+// copy of the id into wasm).
 ['sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission']
-  .forEach((name, query) => {
-    const byId = WasmProjectionStore.prototype[name];
+  .forEach((name) => {
+    const query = FAST.query[name];
     Object.defineProperty(ProjectionStore.prototype, name, {
       configurable: true,
       writable: true,
       value(sessionId) {
-        const h = this.__boundary.known(sessionId);
-        return h !== undefined ? this.__sessionQuery(query, h) : byId.call(this, sessionId);
+        const s = live(this);
+        const h = s.boundary.known(sessionId);
+        return h !== undefined ? s.wasm.__sessionQuery(query, h) : s.wasm[name](readArg(sessionId, LEAF, 'sessionId'));
       },
     });
   });

@@ -76,7 +76,7 @@ if [ -z "${SETUP_FAILED:-}" ]; then
   # The server side (feature `server`, tests/server_*.rs): every suite runs each case on SQLite
   # (test names without "postgres") and on PostgreSQL (names with "postgres"), the latter against
   # a throwaway cluster on loopback that scripts/postgres.sh starts and tears down on exit.
-  stage server-sqlite cargo test --no-fail-fast --features server --test 'server_*' -- --skip postgres || true
+  stage server-sqlite cargo test --no-fail-fast --features server --test 'server_*' --test fuzz_corpus -- --skip postgres || true
   stage server-postgres env TASK_PROJECTION_REQUIRE_PG=1 bash scripts/postgres.sh \
     cargo test --no-fail-fast --features server --test 'server_*' -- postgres || true
 

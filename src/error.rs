@@ -51,6 +51,27 @@ pub enum WireError {
     MalformedEpoch { field: String, epoch: String },
 }
 
+/// At most this many bytes (UTF-8) of an offending value are quoted in an error message, so a
+/// message stays short whatever the value (10 MB, or 200 four-byte characters).
+pub const QUOTE_LIMIT: usize = 200;
+
+/// `text` for an error message: whole up to [`QUOTE_LIMIT`] bytes, else its longest prefix of at
+/// most `QUOTE_LIMIT` bytes that ends on a character boundary, and how many characters follow.
+pub fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= QUOTE_LIMIT {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let end = (0..=QUOTE_LIMIT)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let (head, rest) = text.split_at(end);
+    std::borrow::Cow::Owned(format!(
+        "{head}… ({} more characters)",
+        rest.chars().count()
+    ))
+}
+
 impl WireError {
     /// The stable machine code of this error.
     pub fn code(&self) -> ErrorCode {
@@ -70,5 +91,26 @@ impl WireError {
             | WireError::InvalidRevision { field, .. }
             | WireError::MalformedEpoch { field, .. } => field,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_keeps_short_text_and_cuts_long_text_at_a_char_boundary() {
+        assert_eq!(quoted("abc"), "abc");
+        let exact = "x".repeat(QUOTE_LIMIT);
+        assert_eq!(quoted(&exact), exact);
+        let long = format!("{}{}", "é".repeat(QUOTE_LIMIT), "x".repeat(10_000_000));
+        let q = quoted(&long);
+        assert!(q.starts_with(&"é".repeat(QUOTE_LIMIT / 2)), "{q}");
+        assert!(q.ends_with("… (10000100 more characters)"), "{q}");
+        // Four-byte characters: the cut falls between two of them, within the limit.
+        let emoji = "😀".repeat(300);
+        let q = quoted(&emoji);
+        assert!(q.len() <= QUOTE_LIMIT + 40, "{} bytes", q.len());
+        assert!(q.starts_with(&"😀".repeat(QUOTE_LIMIT / 4)));
     }
 }

@@ -24,6 +24,7 @@
 )]
 
 pub mod error;
+pub(crate) mod hash;
 pub mod rules;
 mod sort;
 pub mod store;

@@ -72,7 +72,7 @@ fn run(
             };
             Ok((Some(value), Some(reason)))
         }
-        "dispose" => {
+        "dispose" | "renew" => {
             *store = Store::new();
             Ok((None, None))
         }

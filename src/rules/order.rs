@@ -25,6 +25,7 @@ use std::cmp::Ordering;
 use super::model::{Revision, Turn};
 use super::revision::compare_revisions;
 use super::time::Timestamp;
+use crate::hash::IdIndex;
 
 /// An input whose clock is older than the held one: the held row has `updated_at` and the
 /// incoming has none or a smaller one (an absent clock ranks below every present one). Equal
@@ -103,10 +104,26 @@ pub fn upsert_turn(turns: &mut Vec<Turn>, turn: Turn) -> bool {
 /// held row is ignored. The result starts with the list's rows in list order, then the held
 /// turns it lacked; the current-turn rule breaks every tie by id, so this order decides
 /// nothing.
+// Not inlined: in its caller the wasm would hold a larger copy.
+#[inline(never)]
 pub fn merge_turns(held: impl IntoIterator<Item = Turn>, list: Vec<Turn>) -> Vec<Turn> {
-    let mut merged: Vec<Turn> = Vec::with_capacity(list.len());
-    for turn in list.into_iter().chain(held) {
-        upsert_turn(&mut merged, turn);
+    // `upsert_turn` row by row, with the ids indexed: O(1) per row instead of a scan.
+    let mut rows = list;
+    rows.extend(held);
+    let mut index = IdIndex::with_capacity(rows.len());
+    let mut merged: Vec<Turn> = Vec::with_capacity(rows.len());
+    for turn in rows {
+        let at = index.get_or_insert(&turn.id, merged.len(), &|i| {
+            merged.get(i).map(|t| t.id.as_str())
+        });
+        match at.and_then(|i| merged.get_mut(i)) {
+            Some(held) => {
+                if turn_replaces(held, &turn) {
+                    *held = turn;
+                }
+            }
+            None => merged.push(turn),
+        }
     }
     merged
 }
@@ -118,24 +135,140 @@ pub fn merge_turns(held: impl IntoIterator<Item = Turn>, list: Vec<Turn>) -> Vec
 /// held list (at the end when none did). Lists read at different times of one history are all
 /// in the backend's order (newest first), so any arrival order of them ends in the same list.
 pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str> {
-    let mut merged: Vec<&'a str> = Vec::with_capacity(list.len().saturating_add(held.len()));
-    for &id in list {
-        if !merged.contains(&id) {
-            merged.push(id);
+    // The result is a linked list (node 0 the sentinel before the first and after the last), so
+    // each insertion is O(1), and every id is hashed once. A held session goes before the first
+    // later held session already in the result: one the list has, or a repetition of a held one
+    // placed before it (the store's held lists never repeat an id, but the rule is total).
+    const NONE: usize = usize::MAX;
+    let get = |v: &[usize], i: usize| v.get(i).copied().unwrap_or(NONE);
+    let set = |v: &mut [usize], i: usize, value: usize| {
+        if let Some(slot) = v.get_mut(i) {
+            *slot = value;
         }
+    };
+    let total = list.len().saturating_add(held.len());
+    let mut nodes = Links::with_capacity(total);
+    // Each distinct id gets a number; per number: its node (once in the result) and its first
+    // held position.
+    let mut numbers = IdIndex::with_capacity(total);
+    let mut ids: Vec<&'a str> = Vec::with_capacity(total);
+    let mut node_of: Vec<usize> = Vec::with_capacity(total);
+    let mut first_of: Vec<usize> = Vec::with_capacity(total);
+    for &id in list {
+        if numbers
+            .get_or_insert(id, ids.len(), &|n| ids.get(n).copied())
+            .is_none()
+        {
+            ids.push(id);
+            node_of.push(nodes.push_back(id));
+            first_of.push(NONE);
+        }
+    }
+    // Per held position: its id's number, and the next later position the list has.
+    let mut number_at = vec![NONE; held.len()];
+    let mut next_listed = vec![NONE; held.len()];
+    let mut next = NONE;
+    for (j, &id) in held.iter().enumerate().rev() {
+        set(&mut next_listed, j, next);
+        let n = match numbers.get_or_insert(id, ids.len(), &|n| ids.get(n).copied()) {
+            Some(n) => n,
+            None => {
+                ids.push(id);
+                node_of.push(NONE);
+                first_of.push(NONE);
+                ids.len().saturating_sub(1)
+            }
+        };
+        set(&mut number_at, j, n);
+        set(&mut first_of, n, j);
+        if get(&node_of, n) != NONE {
+            next = j;
+        }
+    }
+    let first_at = |j: usize| get(&first_of, get(&number_at, j));
+    // Per held position i: the next later repetition of an id first held before i. Going down
+    // from the end, the candidates form a stack (the nearest on top), and one that stops being a
+    // candidate (its first position reached) never becomes one again.
+    let mut next_repeat = vec![NONE; held.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for i in (0..held.len()).rev() {
+        let j = i.saturating_add(1);
+        if j < held.len() && first_at(j) < j {
+            stack.push(j);
+        }
+        while stack.last().is_some_and(|&top| first_at(top) >= i) {
+            stack.pop();
+        }
+        set(&mut next_repeat, i, stack.last().copied().unwrap_or(NONE));
     }
     for (i, &id) in held.iter().enumerate() {
-        if merged.contains(&id) {
+        let n = get(&number_at, i);
+        if get(&node_of, n) != NONE || get(&first_of, n) < i {
             continue;
         }
-        let later = held.get(i.saturating_add(1)..).unwrap_or_default();
-        let at = later
-            .iter()
-            .find_map(|next| merged.iter().position(|m| m == next))
-            .unwrap_or(merged.len());
-        merged.insert(at, id);
+        let later = get(&next_listed, i).min(get(&next_repeat, i));
+        let anchor = match get(&node_of, get(&number_at, later)) {
+            NONE => Links::SENTINEL,
+            node => node,
+        };
+        let node = nodes.insert_before(id, anchor);
+        set(&mut node_of, n, node);
     }
-    merged
+    nodes.into_vec()
+}
+
+/// A doubly linked list of ids in a vector, node 0 the sentinel ([`merge_session_list`]).
+struct Links<'a> {
+    ids: Vec<&'a str>,
+    next: Vec<usize>,
+    prev: Vec<usize>,
+}
+
+impl<'a> Links<'a> {
+    const SENTINEL: usize = 0;
+
+    fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.saturating_add(1);
+        let mut links = Links {
+            ids: Vec::with_capacity(capacity),
+            next: Vec::with_capacity(capacity),
+            prev: Vec::with_capacity(capacity),
+        };
+        links.ids.push("");
+        links.next.push(Self::SENTINEL);
+        links.prev.push(Self::SENTINEL);
+        links
+    }
+
+    fn push_back(&mut self, id: &'a str) -> usize {
+        self.insert_before(id, Self::SENTINEL)
+    }
+
+    /// Adds `id` right before node `anchor`; returns its node.
+    fn insert_before(&mut self, id: &'a str, anchor: usize) -> usize {
+        let node = self.ids.len();
+        let before = self.prev.get(anchor).copied().unwrap_or(Self::SENTINEL);
+        self.ids.push(id);
+        self.next.push(anchor);
+        self.prev.push(before);
+        if let Some(link) = self.next.get_mut(before) {
+            *link = node;
+        }
+        if let Some(link) = self.prev.get_mut(anchor) {
+            *link = node;
+        }
+        node
+    }
+
+    fn into_vec(self) -> Vec<&'a str> {
+        let mut out = Vec::with_capacity(self.ids.len().saturating_sub(1));
+        let mut node = self.next.get(Self::SENTINEL).copied();
+        while let Some(at) = node.filter(|&n| n != Self::SENTINEL && out.len() < self.ids.len()) {
+            out.extend(self.ids.get(at));
+            node = self.next.get(at).copied();
+        }
+        out
+    }
 }
 
 /// What tries to bring back a message id that a WebSocket event deleted.
@@ -307,6 +440,136 @@ mod tests {
             merge_session_list(&["s5", "s4", "s2", "s1"], &["s4", "s3", "s1"]),
             vec!["s5", "s4", "s3", "s2", "s1"]
         );
+    }
+
+    /// The session-list merge as first written (O(n²)): what the indexed one must equal.
+    fn merge_session_list_reference<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str> {
+        let mut merged: Vec<&'a str> = Vec::new();
+        for &id in list {
+            if !merged.contains(&id) {
+                merged.push(id);
+            }
+        }
+        for (i, &id) in held.iter().enumerate() {
+            if merged.contains(&id) {
+                continue;
+            }
+            let at = held[i + 1..]
+                .iter()
+                .find_map(|next| merged.iter().position(|m| m == next))
+                .unwrap_or(merged.len());
+            merged.insert(at, id);
+        }
+        merged
+    }
+
+    /// The turn-list merge as first written: one `upsert_turn` per row.
+    fn merge_turns_reference(held: Vec<Turn>, list: Vec<Turn>) -> Vec<Turn> {
+        let mut merged = Vec::new();
+        for turn in list.into_iter().chain(held) {
+            upsert_turn(&mut merged, turn);
+        }
+        merged
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n.max(1) as u64) as usize
+        }
+    }
+
+    const IDS: [&str; 12] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+
+    #[test]
+    fn session_list_merge_equals_the_reference_on_random_lists() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for round in 0..20_000 {
+            let alphabet = 1 + rng.below(IDS.len());
+            // Mostly repetition-free lists (as the backend and the store hold them), some not.
+            let pick = |rng: &mut Rng, len: usize, unique: bool| {
+                let mut v: Vec<&str> = Vec::new();
+                while v.len() < len {
+                    let id = IDS[rng.below(alphabet)];
+                    if unique && v.contains(&id) {
+                        if v.len() >= alphabet {
+                            break;
+                        }
+                        continue;
+                    }
+                    v.push(id);
+                }
+                v
+            };
+            let unique = round % 3 != 0;
+            let (held_len, list_len) = (rng.below(10), rng.below(10));
+            let held = pick(&mut rng, held_len, unique);
+            let list = pick(&mut rng, list_len, unique || round % 2 == 0);
+            assert_eq!(
+                merge_session_list(&held, &list),
+                merge_session_list_reference(&held, &list),
+                "held {held:?}, list {list:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn session_list_merge_of_long_lists() {
+        let ids: Vec<String> = (0..20_000).map(|i| format!("s{i:05}")).collect();
+        let all: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+        let even: Vec<&str> = all.iter().copied().step_by(2).collect();
+        let odd: Vec<&str> = all.iter().copied().skip(1).step_by(2).collect();
+        // Lists of one history in any order end in the whole list.
+        assert_eq!(merge_session_list(&all, &even), all);
+        assert_eq!(merge_session_list(&even, &all), all);
+        assert_eq!(merge_session_list(&[], &all), all);
+        assert_eq!(merge_session_list(&all, &[]), all);
+        assert_eq!(merge_session_list(&all, &all), all);
+        // Disjoint lists, and partial ones, as the reference (O(n³) at worst) merges them.
+        let (short, shorter) = (&all[..300], &all[100..250]);
+        for (held, list) in [
+            (&even[..150], &odd[..150]),
+            (&odd[..150], &even[..150]),
+            (short, shorter),
+            (shorter, short),
+        ] {
+            assert_eq!(
+                merge_session_list(held, list),
+                merge_session_list_reference(held, list)
+            );
+        }
+    }
+
+    #[test]
+    fn turn_merge_equals_the_reference_on_random_lists() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let clocks = [None, Some(T0), Some(T1)];
+        for _ in 0..5_000 {
+            let turns = |rng: &mut Rng| -> Vec<Turn> {
+                (0..rng.below(12))
+                    .map(|_| {
+                        let mut t =
+                            turn(IDS[rng.below(6)], clocks[rng.below(3)], rng.below(2) == 0);
+                        t.flags.prompt_dispatch_pending = rng.below(2) == 0;
+                        t.flags.prompt_dispatch_attempted = rng.below(3) == 0;
+                        t.flags.lifecycle_only = rng.below(4) == 0;
+                        if rng.below(2) == 0 {
+                            t.started_at = ts(T1);
+                        }
+                        t
+                    })
+                    .collect()
+            };
+            let (held, list) = (turns(&mut rng), turns(&mut rng));
+            assert_eq!(
+                merge_turns(held.clone(), list.clone()),
+                merge_turns_reference(held, list)
+            );
+        }
     }
 
     #[test]

@@ -37,7 +37,49 @@ fn digits(bytes: &[u8]) -> Option<u64> {
     })
 }
 
+/// The first year [`Timestamp::packed`] covers.
+pub(crate) const PACKED_FIRST_YEAR: u64 = 1970;
+/// 256 years × 12 × 31 × 24 × 60 × 61 = 8,362,425,600 < 2^33.
+const PACKED_YEARS: u64 = 256;
+/// The low bits of a packed timestamp: its nanoseconds.
+pub(crate) const PACKED_NANO_BITS: u32 = 30;
+
 impl Timestamp {
+    /// A value-form timestamp whose fields are a calendar instant of the years 1970–2225 (every
+    /// timestamp a backend sends today) as one `u64` whose integer order is the timestamp order:
+    /// the fields in mixed radix (year, month, day, hour, minute, second with a leap second) in
+    /// 33 bits, the nanoseconds in the low 30. `None` for anything else (raw text, other years,
+    /// out-of-range fields). The store's message index keeps timestamps so, and
+    /// [`super::turn::visible_turn_history`] sorts by them.
+    // Bounded arithmetic: every field is checked in range before it is combined, and the result
+    // is below 2^63 (see `PACKED_YEARS`); divisors are non-zero constants.
+    #[allow(clippy::arithmetic_side_effects)]
+    pub fn packed(&self) -> Option<u64> {
+        let Timestamp::Instant { secs, nanos } = *self else {
+            return None;
+        };
+        let field = |div: u64| (secs / div) % 100;
+        let year = secs / 10_000_000_000;
+        let (month, day) = (field(100_000_000), field(1_000_000));
+        let (hour, minute, second) = (field(10_000), field(100), secs % 100);
+        let in_range = (PACKED_FIRST_YEAR..PACKED_FIRST_YEAR + PACKED_YEARS).contains(&year)
+            && (1..=12).contains(&month)
+            && (1..=31).contains(&day)
+            && hour < 24
+            && minute < 60
+            && second <= 60
+            && nanos < 1_000_000_000;
+        if !in_range {
+            return None;
+        }
+        let rank = (((((year - PACKED_FIRST_YEAR) * 12 + month - 1) * 31 + day - 1) * 24 + hour)
+            * 60
+            + minute)
+            * 61
+            + second;
+        Some(rank << PACKED_NANO_BITS | u64::from(nanos))
+    }
+
     /// Reads a wire timestamp; never fails (non-conforming text is kept as text).
     pub fn parse(text: &str) -> Timestamp {
         Self::parse_instant(text.as_bytes()).unwrap_or_else(|| Timestamp::Text(Box::from(text)))

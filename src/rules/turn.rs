@@ -109,17 +109,33 @@ pub fn visible_turn_history<T: TurnRecord>(
     turns: &[T],
     is_referenced: impl Fn(&str) -> bool,
 ) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..turns.len())
-        .filter(|&i| {
-            turns.get(i).is_some_and(|turn| {
-                let flags = turn.flags();
-                !(flags.prompt_dispatch_pending
-                    && !flags.prompt_dispatch_attempted
-                    && !is_referenced(turn.id()))
-            })
-        })
-        .collect();
-    crate::sort::stable_sort_by(&mut order, |&a, &b| match (turns.get(a), turns.get(b)) {
+    let published = |turn: &T| {
+        let flags = turn.flags();
+        !(flags.prompt_dispatch_pending
+            && !flags.prompt_dispatch_attempted
+            && !is_referenced(turn.id()))
+    };
+    // When both timestamps of every turn pack into a word of their order (the backend's do), the
+    // sort reads the words side by side instead of the turns themselves (a long history sorts at
+    // memory speed, not a cache miss per comparison), `id` breaking the ties; otherwise every
+    // comparison reads the turns.
+    let mut packed = true;
+    let mut keys: Vec<crate::sort::Keyed> = Vec::with_capacity(turns.len());
+    for (i, turn) in turns.iter().enumerate() {
+        if published(turn) {
+            let key = turn.started_at().packed().zip(turn.created_at().packed());
+            packed &= key.is_some();
+            let (started, created) = key.unwrap_or_default();
+            keys.push((started, created, i));
+        }
+    }
+    if !packed {
+        for key in &mut keys {
+            (key.0, key.1) = (0, 0);
+        }
+    }
+    crate::sort::stable_sort_keyed(&mut keys, |a, b| match (turns.get(a), turns.get(b)) {
+        (Some(a), Some(b)) if packed => a.id().cmp(b.id()),
         (Some(a), Some(b)) => a
             .started_at()
             .cmp(b.started_at())
@@ -127,7 +143,7 @@ pub fn visible_turn_history<T: TurnRecord>(
             .then_with(|| a.id().cmp(b.id())),
         _ => Ordering::Equal,
     });
-    order
+    keys.into_iter().map(|(_, _, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -203,6 +219,77 @@ mod tests {
             CurrentTurn::Turn(1)
         );
         assert_eq!(visible_turn_history(&turns, none), vec![0]);
+    }
+
+    /// The history as first written: the filter, then a stable sort by the full comparator.
+    fn visible_reference(turns: &[Turn], is_referenced: impl Fn(&str) -> bool) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..turns.len())
+            .filter(|&i| {
+                let flags = turns[i].flags;
+                !(flags.prompt_dispatch_pending
+                    && !flags.prompt_dispatch_attempted
+                    && !is_referenced(&turns[i].id))
+            })
+            .collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&turns[a], &turns[b]);
+            a.started_at
+                .cmp(&b.started_at)
+                .then_with(|| a.created_at.cmp(&b.created_at))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        order
+    }
+
+    #[test]
+    fn visible_history_equals_the_reference_on_random_turns() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let stamps = [
+            "2026-11-29T12:00:00Z",
+            "2026-11-29T12:00:00.5Z",
+            "2026-11-29T12:00:01Z",
+            "2026-11-29T12:00:01.000000001Z",
+            "2026-11-30T00:00:00Z",
+        ];
+        for round in 0..600 {
+            let len = match round % 3 {
+                0 => next(20),
+                1 => next(200),
+                _ => next(3000),
+            } as usize;
+            // Every third round has some text-form timestamps (the comparator path).
+            let text = round % 3 == 2;
+            let stamp = |next: &mut dyn FnMut(u64) -> u64| {
+                if text && next(10) == 0 {
+                    ["", "yesterday", "2026-11-29T12:00:00.5Z "][next(3) as usize]
+                } else {
+                    stamps[next(stamps.len() as u64) as usize]
+                }
+            };
+            let turns: Vec<Turn> = (0..len)
+                .map(|_| {
+                    let id = format!("t{}", next(len as u64 / 2 + 1));
+                    let (started, created) = (stamp(&mut next), stamp(&mut next));
+                    let mut t = turn(&id, started, created, next(2) == 0);
+                    t.flags.prompt_dispatch_pending = next(5) == 0;
+                    t.flags.prompt_dispatch_attempted = next(2) == 0;
+                    t.flags.lifecycle_only = next(4) == 0;
+                    t
+                })
+                .collect();
+            let referenced = |id: &str| id.len() % 2 == 0;
+            assert_eq!(
+                visible_turn_history(&turns, referenced),
+                visible_reference(&turns, referenced),
+                "round {round}"
+            );
+        }
     }
 
     #[test]

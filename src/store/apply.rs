@@ -24,7 +24,10 @@ impl<P: Clone> ProjectionStore<P> {
         {
             Some(index) => Err(WireError::InvalidValue {
                 field: format!("{root}[{index}].task_id"),
-                problem: format!("the session belongs to another task than \"{task_id}\""),
+                problem: format!(
+                    "the session belongs to another task than \"{}\"",
+                    crate::error::quoted(task_id)
+                ),
             }),
             None => Ok(()),
         }
@@ -47,24 +50,27 @@ impl<P: Clone> ProjectionStore<P> {
             }
             return Ok(Reason::TaskRemoved);
         }
-        let held: Vec<&str> = self
-            .tasks
-            .get(task_id)
-            .and_then(|t| t.sessions.as_deref())
-            .unwrap_or_default()
-            .iter()
-            .map(|id| &**id)
-            .collect();
+        let listed = self.tasks.get(task_id).and_then(|t| t.sessions.as_deref());
+        let held: Vec<&str> = listed.unwrap_or_default().iter().map(|id| &**id).collect();
         let incoming: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-        let merged: Vec<Box<str>> = merge_session_list(&held, &incoming)
-            .into_iter()
-            .map(Box::from)
-            .collect();
+        let merged = merge_session_list(&held, &incoming);
+        // A re-delivered list changes nothing: no new copy of its ids.
+        let merged: Option<Vec<Box<str>>> = (listed.is_none() || merged != held)
+            .then(|| merged.into_iter().map(Box::from).collect());
+        // Room for the sessions the task did not list yet, at once: growing by doubling would
+        // rehash every id again (a cache miss each).
+        let new = sessions.len().saturating_sub(held.len());
+        self.sessions.reserve(new);
+        if self.track_changes {
+            self.changed_sessions.reserve(new);
+        }
+        let mut left: Vec<Box<str>> = Vec::new();
         for session in sessions {
             if self.removed_input(&session.id, None) {
                 continue;
             }
-            let entry = self.session_mut(&session.id);
+            // One lookup per session (not `session_mut` and then `touch_session`'s).
+            let entry = self.sessions.entry_ref(session.id.as_str()).or_default();
             let mut changed = false;
             if entry.belongs_elsewhere(Some(task_id)) {
                 // A buffered projection of another task is rejected (SPEC §5).
@@ -72,7 +78,10 @@ impl<P: Clone> ProjectionStore<P> {
                 changed = true;
             }
             if entry.task_id.as_deref() != Some(task_id) {
-                entry.task_id = Some(Box::from(task_id));
+                // A session another task held moves here: that task's answers change too.
+                if let Some(previous) = entry.task_id.replace(Box::from(task_id)) {
+                    left.push(previous);
+                }
             }
             let incoming = PendingProjection {
                 action: session.pending_action,
@@ -86,14 +95,24 @@ impl<P: Clone> ProjectionStore<P> {
             changed |= entry.take_state(session.state, clock) == Field::Changed;
             changed |= entry.take_primary(session.is_primary, clock);
             if changed {
-                self.touch_session(&session.id);
+                // `touch_session`, but for the task: the task is touched once, below.
+                self.version = self.version.wrapping_add(1);
+                entry.version = self.version;
+                entry.discovery = self.version;
+                if self.track_changes {
+                    self.changed_sessions
+                        .get_or_insert_with(session.id.as_str(), |id: &str| Box::from(id));
+                }
             }
         }
         let task = self.tasks.entry(Box::from(task_id)).or_default();
-        if task.sessions.as_ref() != Some(&merged) {
+        if let Some(merged) = merged {
             task.sessions = Some(merged);
         }
         self.touch_task(task_id);
+        for previous in &left {
+            self.touch_task(previous);
+        }
         Ok(Reason::Applied)
     }
 

@@ -2,7 +2,8 @@
 //! content), kept in persisted creation order so a WebSocket event costs O(log n) and a query
 //! reads only the few rows the rules can look at.
 //!
-//! Rows live in a slab of 32-byte rows; `order` lists the slots by (`created_at`, `id`); a hash
+//! Rows live in a slab of 32-byte rows; `order` lists the slots by (`created_at`, `id`) in
+//! blocks (an insertion or removal anywhere costs O(log n) plus one block's move); a hash
 //! table maps a message id to its slot; the ids themselves sit end to end in one arena string
 //! (no allocation, and no allocator overhead, per id), and timestamps are packed into 8 bytes
 //! ([`super::packed`]). Per turn, the index keeps
@@ -21,7 +22,7 @@ use crate::rules::model::{Message, MessageKind, MessageRecord, RequestStatus, Re
 use crate::rules::order::{row_is_stale, stronger_tombstone};
 use crate::rules::time::Timestamp;
 
-use super::arena::{Chunked, IdPlace, Ids};
+use super::arena::{BlockList, Chunked, IdPlace, Ids, Place};
 use super::packed::{Times, ABSENT};
 use super::remembered::Remembered;
 
@@ -165,16 +166,115 @@ pub(crate) enum Upsert {
     Buried,
 }
 
-/// The message index of one session.
+/// The message index of one session, allocated with its first row or tombstone: a session known
+/// only from its task's session list (most of a task list of many sessions) holds a pointer
+/// instead of the index's ~460 bytes. Reads of a session without one answer as an empty index.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MessageIndex(Option<Box<Index>>);
+
+impl MessageIndex {
+    fn index(&mut self) -> &mut Index {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |i| i.len())
+    }
+
+    /// Clarification and permission requests: the rows the index lists per turn.
+    pub fn is_request(kind: MessageKind) -> bool {
+        Index::is_request(kind)
+    }
+
+    /// Inserts or replaces a message. A stale update (older `updated_at`) is ignored.
+    pub fn upsert(&mut self, message: &MessageParts<'_>) -> Upsert {
+        self.index().upsert(message)
+    }
+
+    /// See [`Index::bury`].
+    pub fn bury(&mut self, id: &str, revision: Option<&Revision>) {
+        self.index().bury(id, revision);
+    }
+
+    /// An event newer than the delete brought `id` back: pages may carry it again.
+    pub fn unbury(&mut self, id: &str) {
+        if let Some(index) = self.0.as_mut() {
+            index.unbury(id);
+        }
+    }
+
+    /// See [`Index::tombstone`].
+    pub fn tombstone(&self, id: &str) -> Option<Option<&Revision>> {
+        self.0.as_ref()?.tombstone(id)
+    }
+
+    /// The deleted ids remembered (digests).
+    pub fn tombstones(&self) -> impl Iterator<Item = (&str, Option<&Revision>)> + '_ {
+        self.0.iter().flat_map(|i| i.tombstones())
+    }
+
+    /// The stored kind of a message.
+    pub fn kind_of(&self, id: &str) -> Option<MessageKind> {
+        self.0.as_ref()?.kind_of(id)
+    }
+
+    /// Removes a message; `false` when it was not stored.
+    pub fn remove(&mut self, id: &str) -> bool {
+        self.0.as_mut().is_some_and(|i| i.remove(id))
+    }
+
+    /// Does any stored message reference this turn?
+    pub fn references(&self, turn_id: &str) -> bool {
+        self.0.as_ref().is_some_and(|i| i.references(turn_id))
+    }
+
+    /// See [`Index::turn_requests`].
+    pub fn turn_requests(&self, turn_id: &str) -> Vec<RowView<'_>> {
+        self.0
+            .as_ref()
+            .map(|i| i.turn_requests(turn_id))
+            .unwrap_or_default()
+    }
+
+    /// See [`Index::discovery_candidates`].
+    pub fn discovery_candidates(&self) -> Vec<RowView<'_>> {
+        self.0
+            .as_ref()
+            .map(|i| i.discovery_candidates())
+            .unwrap_or_default()
+    }
+
+    /// See [`Index::permission_candidates`].
+    pub fn permission_candidates(&self) -> Vec<RowView<'_>> {
+        self.0
+            .as_ref()
+            .map(|i| i.permission_candidates())
+            .unwrap_or_default()
+    }
+
+    /// Every row in creation order (tests, digests).
+    pub fn rows(&self) -> impl Iterator<Item = RowView<'_>> + '_ {
+        self.0.iter().flat_map(|i| i.rows())
+    }
+
+    /// Heap bytes held (for the memory benchmark): capacities, so unused room counts too.
+    pub fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |i| {
+            std::mem::size_of::<Index>().saturating_add(i.heap_bytes())
+        })
+    }
+}
+
+/// The index itself (see [`MessageIndex`]).
 #[derive(Clone, Debug)]
-pub(crate) struct MessageIndex {
+struct Index {
     slots: Chunked<Row>,
     free: Vec<u32>,
     ids: Ids,
     times: Times,
     table: HashTable<u32>,
     hasher: FxBuildHasher,
-    order: Vec<u32>,
+    order: BlockList<u32>,
     pub turns: Names,
     pending_ids: Names,
     per_turn: HashMap<u32, TurnStat>,
@@ -189,16 +289,16 @@ pub(crate) struct MessageIndex {
 /// Deleted ids remembered per session (docs/convergence.md: what forgetting one costs).
 pub(crate) const TOMBSTONES: usize = 1024;
 
-impl Default for MessageIndex {
+impl Default for Index {
     fn default() -> Self {
-        MessageIndex {
+        Index {
             slots: Chunked::default(),
             free: Vec::new(),
             ids: Ids::default(),
             times: Times::default(),
             table: HashTable::new(),
             hasher: FxBuildHasher::default(),
-            order: Vec::new(),
+            order: BlockList::default(),
             turns: Names::default(),
             pending_ids: Names::default(),
             per_turn: HashMap::default(),
@@ -213,7 +313,7 @@ fn hash_id(hasher: &FxBuildHasher, id: &str) -> u64 {
     hasher.hash_one(id)
 }
 
-impl MessageIndex {
+impl Index {
     pub fn len(&self) -> usize {
         self.order.len()
     }
@@ -241,6 +341,14 @@ impl MessageIndex {
         self.times
             .cmp(a.created, b.created)
             .then_with(|| self.id_of(a).cmp(self.id_of(b)))
+    }
+
+    /// The place in `order` where `row` belongs.
+    fn place(&self, row: &Row) -> Place {
+        self.order.partition_point(|slot| {
+            self.row(slot)
+                .is_some_and(|r| self.order_of(r, row) == Ordering::Less)
+        })
     }
 
     /// Position in `list` (slots in creation order) where `row` belongs.
@@ -341,7 +449,7 @@ impl MessageIndex {
                 _ => return,
             },
         };
-        let at = self.position(&self.order, &row);
+        let at = self.place(&row);
         self.order.insert(at, slot);
         let stat = self.per_turn.entry(row.turn).or_default();
         stat.count = stat.count.saturating_add(1);
@@ -434,11 +542,11 @@ impl MessageIndex {
         }
         // Binary search (the slot still holds the row, so it sorts as not-less: its own place),
         // with a scan as the fallback should the order ever disagree.
-        let at = self.position(&self.order, &row);
-        let at = if self.order.get(at) == Some(&slot) {
+        let at = self.place(&row);
+        let at = if self.order.get(at) == Some(slot) {
             Some(at)
         } else {
-            self.order.iter().rposition(|&s| s == slot)
+            self.order.rposition(slot)
         };
         if let Some(at) = at {
             self.order.remove(at);
@@ -507,7 +615,7 @@ impl MessageIndex {
 
     /// The newest message (creation order).
     fn newest(&self) -> Option<u32> {
-        self.order.last().copied()
+        self.order.last()
     }
 
     /// The newest message that has a turn.
@@ -515,7 +623,6 @@ impl MessageIndex {
         self.order
             .iter()
             .rev()
-            .copied()
             .find(|&slot| self.row(slot).is_some_and(|r| r.turn != NONE))
     }
 
@@ -557,10 +664,7 @@ impl MessageIndex {
             }
         }
         slots.extend(newest);
-        let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        crate::sort::stable_sort_by(&mut views, |a, b| self.order_of(a.row, b.row));
-        views.dedup_by_key(|v| v.slot);
-        views
+        self.views_in_order(slots)
     }
 
     /// The rows the permission rule reads: the newest message and the permission rows of its
@@ -581,15 +685,26 @@ impl MessageIndex {
             })
             .collect();
         slots.push(newest);
-        let mut views: Vec<RowView<'_>> = slots.into_iter().filter_map(|s| self.view(s)).collect();
-        crate::sort::stable_sort_by(&mut views, |a, b| self.order_of(a.row, b.row));
-        views.dedup_by_key(|v| v.slot);
-        views
+        self.views_in_order(slots)
+    }
+
+    /// The rows of `slots` in creation order, once each.
+    fn views_in_order(&self, mut slots: Vec<u32>) -> Vec<RowView<'_>> {
+        slots.retain(|&slot| self.row(slot).is_some());
+        crate::sort::stable_sort_by(&mut slots, |&a, &b| match (self.row(a), self.row(b)) {
+            (Some(a), Some(b)) => self.order_of(a, b),
+            _ => Ordering::Equal,
+        });
+        slots.dedup();
+        slots
+            .into_iter()
+            .filter_map(|slot| self.view(slot))
+            .collect()
     }
 
     /// Every row in creation order (tests, digests).
     pub fn rows(&self) -> impl Iterator<Item = RowView<'_>> + '_ {
-        self.order.iter().filter_map(|&slot| self.view(slot))
+        self.order.iter().filter_map(|slot| self.view(slot))
     }
 
     /// Heap bytes held (for the memory benchmark): capacities, so unused room counts too.
@@ -598,7 +713,7 @@ impl MessageIndex {
             self.slots.heap_bytes(),
             self.free.capacity().saturating_mul(4),
             self.ids.heap_bytes(),
-            self.order.capacity().saturating_mul(4),
+            self.order.heap_bytes(),
             // A bucket: the slot (4 bytes) and its control byte.
             self.table.capacity().saturating_mul(5),
             self.turns.bytes(),
@@ -624,7 +739,7 @@ impl MessageIndex {
 /// A stored row seen through [`MessageRecord`], so the rules run on the index directly.
 #[derive(Clone, Debug)]
 pub(crate) struct RowView<'a> {
-    index: &'a MessageIndex,
+    index: &'a Index,
     slot: u32,
     pub row: &'a Row,
     /// The unpacked `created_at` (the rules read it by reference).

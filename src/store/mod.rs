@@ -13,7 +13,9 @@
 
 mod apply;
 mod arena;
-pub(crate) mod hash;
+/// The id hash, at the crate root since the rules use it too (`crate::store::hash` stays its
+/// path for the store and its binding).
+pub(crate) use crate::hash;
 mod inputs;
 mod introspect;
 pub(crate) mod messages;
@@ -52,7 +54,9 @@ const REMOVED_SESSIONS: usize = 4096;
 #[derive(Clone, Debug)]
 pub struct ProjectionStore<P> {
     tasks: HashMap<Box<str>, TaskEntry<P>>,
-    sessions: HashMap<Box<str>, SessionEntry>,
+    /// Boxed: the table moves only pointers when it grows, and a task list of many sessions does
+    /// not grow it by a whole entry per bucket.
+    sessions: HashMap<Box<str>, Box<SessionEntry>>,
     fetches: VecDeque<(u64, Captured)>,
     next_fetch: u64,
     selection: Option<ActiveSelection>,

@@ -17,37 +17,12 @@ const SIDE: u64 = 1 << 63;
 /// "No timestamp" (an absent `updated_at`).
 pub(crate) const ABSENT: u64 = u64::MAX;
 
-const FIRST_YEAR: u64 = 1970;
-/// 256 years × 12 × 31 × 24 × 60 × 61 = 8,362,425,600 < 2^33.
-const YEARS: u64 = 256;
-const NANO_BITS: u32 = 30;
+use crate::rules::time::{PACKED_FIRST_YEAR as FIRST_YEAR, PACKED_NANO_BITS as NANO_BITS};
 
-/// Packs a value-form timestamp of the covered range; `None` otherwise.
-// Bounded arithmetic: every field is checked in range before it is combined, and the result is
-// below 2^63 (see `YEARS`); divisors are non-zero constants.
-#[allow(clippy::arithmetic_side_effects)]
+/// Packs a value-form timestamp of the covered range; `None` otherwise
+/// ([`Timestamp::packed`]: the rules sort long turn histories by the same words).
 pub(crate) fn pack(time: &Timestamp) -> Option<u64> {
-    let Timestamp::Instant { secs, nanos } = *time else {
-        return None;
-    };
-    let field = |div: u64| (secs / div) % 100;
-    let year = secs / 10_000_000_000;
-    let (month, day) = (field(100_000_000), field(1_000_000));
-    let (hour, minute, second) = (field(10_000), field(100), secs % 100);
-    let in_range = (FIRST_YEAR..FIRST_YEAR + YEARS).contains(&year)
-        && (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && hour < 24
-        && minute < 60
-        && second <= 60
-        && nanos < 1_000_000_000;
-    if !in_range {
-        return None;
-    }
-    let rank =
-        (((((year - FIRST_YEAR) * 12 + month - 1) * 31 + day - 1) * 24 + hour) * 60 + minute) * 61
-            + second;
-    Some(rank << NANO_BITS | u64::from(nanos))
+    time.packed()
 }
 
 /// The timestamp of a packed (not side-table) word.

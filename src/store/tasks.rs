@@ -92,8 +92,10 @@ impl<P: Clone> ProjectionStore<P> {
     /// Drops a session of a removed task and remembers it as removed.
     pub(super) fn remove_session(&mut self, session_id: &str) {
         self.removed_sessions.insert(session_id, None);
-        if self.sessions.remove(session_id).is_some() {
+        if self.sessions.contains_key(session_id) {
+            // Touched while the entry still names its task, so that task is marked changed too.
             self.touch_session(session_id);
+            self.sessions.remove(session_id);
         }
     }
 

@@ -23,12 +23,6 @@ thread_local! {
 #[derive(Clone, Debug)]
 pub struct Js(pub JsValue);
 
-impl Js {
-    pub fn arg(value: &JsValue) -> Js {
-        Js(value.clone())
-    }
-}
-
 impl Wire for Js {
     fn kind(&self) -> Kind {
         let v = &self.0;
@@ -55,7 +49,8 @@ impl Wire for Js {
         if !self.0.is_object() {
             return Js(JsValue::UNDEFINED);
         }
-        // A throwing getter or proxy trap reads as absent rather than escaping as a panic.
+        // Only `js/read.js` snapshots get here (plain objects and arrays, no getters, no
+        // proxies); a throwing read would still read as absent rather than unwind.
         Js(KEYS.with(|keys| {
             let mut keys = keys.borrow_mut();
             let key = keys
@@ -112,7 +107,8 @@ impl Wire for Js {
         if self.0.is_bigint() {
             return u64::try_from(self.0.clone()).ok();
         }
-        crate::wire::integral_u64(self.0.as_f64()?)
+        // A Number beyond 2^53 - 1 may be a rounded larger integer: only a BigInt is exact there.
+        crate::wire::integral_u64(self.0.as_f64()?).filter(|&n| n <= MAX_SAFE_INTEGER)
     }
 }
 
@@ -135,36 +131,31 @@ pub fn js_error(error: WireError) -> JsValue {
     js.into()
 }
 
-/// The elements of `array` at `indices`, in order (the caller's own objects).
-pub fn pick(array: &JsValue, indices: &[usize]) -> Array {
-    let out = Array::new_with_length(u32::try_from(indices.len()).unwrap_or(0));
-    for (slot, &index) in indices.iter().enumerate() {
-        if let (Ok(slot), Ok(index)) = (u32::try_from(slot), u32::try_from(index)) {
-            out.set(slot, element(array, index));
-        }
-    }
-    out
-}
-
-/// The element `index` of `array`, or `undefined`.
-pub fn element(array: &JsValue, index: u32) -> JsValue {
-    array
-        .dyn_ref::<Array>()
-        .map_or(JsValue::UNDEFINED, |a| a.get(index))
-}
-
 /// `"clarification" | "permission" | null`.
 pub fn action(action: Option<PendingAction>) -> JsValue {
     action.map_or(JsValue::NULL, |a| JsValue::from_str(a.as_str()))
 }
 
+/// `Number.MAX_SAFE_INTEGER`: every integer up to it is exact as a JS Number.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A sequence as JS gets it back: a Number up to 2^53 - 1, a BigInt beyond (exact either way, so
+/// it compares as it was given).
+pub fn sequence(sequence: u64) -> JsValue {
+    if sequence <= MAX_SAFE_INTEGER {
+        #[allow(clippy::cast_precision_loss)]
+        let exact = sequence as f64;
+        JsValue::from_f64(exact)
+    } else {
+        JsValue::from(sequence)
+    }
+}
+
 /// A fresh `{epoch, sequence}` object.
 pub fn revision(revision: &Revision) -> JsValue {
     let object = Object::new();
-    #[allow(clippy::cast_precision_loss)]
-    let sequence = revision.sequence as f64;
     set(&object, "epoch", &JsValue::from_str(&revision.epoch));
-    set(&object, "sequence", &JsValue::from_f64(sequence));
+    set(&object, "sequence", &sequence(revision.sequence));
     object.into()
 }
 

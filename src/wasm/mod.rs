@@ -1,6 +1,11 @@
 //! The wasm-bindgen binding: each export decodes its JS arguments through [`crate::wire::api`],
 //! which calls exactly one rule, and converts the result back. No rule logic lives here.
 //!
+//! These exports are the package's internals: `js/api.js` and `js/store.js` wrap every one of
+//! them. The wrappers read each caller value exactly once, in JS, into plain objects (`js/read.js`)
+//! and pass only those here, so no caller code (a getter, a Proxy trap) ever runs under a wasm
+//! frame; results that are the caller's own objects are returned as indices and picked in JS.
+//!
 //! Declarations for TypeScript are hand-written in `types.d.ts` (shipped through a
 //! `typescript_custom_section`), so every export is typed precisely; the exports themselves skip
 //! wasm-bindgen's generated `any` signatures.
@@ -8,17 +13,17 @@
 mod convert;
 mod store;
 
-pub use store::{bounded_load, JsProjectionStore};
+pub use store::JsProjectionStore;
 
 use std::cmp::Ordering;
 
-use js_sys::{Object, Reflect};
+use js_sys::Object;
 use wasm_bindgen::prelude::*;
 
 use crate::rules::summary::FetchedSummary;
 use crate::rules::turn::CurrentTurn;
 use crate::wire::api::{self, Selection};
-use convert::{js_error, pick, set, Js};
+use convert::{js_error, set, Js};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("types.d.ts");
@@ -35,37 +40,46 @@ pub fn current_turn_id(turns: JsValue, session_state: JsValue) -> JsResult {
     }
 }
 
-/// `visibleTurnHistory(turns)` → the caller's turns, ascending.
+/// `visibleTurnHistory(turns)` → the indices of the turns to show, ascending (`js/api.js` hands
+/// back the caller's own turns at them).
 #[wasm_bindgen(js_name = visibleTurnHistory, skip_typescript)]
-pub fn visible_turn_history(turns: JsValue) -> JsResult {
-    let order = api::visible_turn_history(&Js::arg(&turns)).map_err(js_error)?;
-    Ok(pick(&turns, &order).into())
+pub fn visible_turn_history(turns: JsValue) -> Result<Vec<u32>, JsValue> {
+    let order = api::visible_turn_history(&Js(turns)).map_err(js_error)?;
+    Ok(indices(&order))
 }
 
-/// `findPendingClarification(messages, scope?)` → the caller's message, or `null`.
+/// `findPendingClarification(messages, scope?)` → the index of the pending request, or -1.
 #[wasm_bindgen(js_name = findPendingClarification, skip_typescript)]
-pub fn find_pending_clarification(messages: JsValue, scope: JsValue) -> JsResult {
-    let found =
-        api::find_pending_clarification(&Js::arg(&messages), &Js(scope)).map_err(js_error)?;
+pub fn find_pending_clarification(messages: JsValue, scope: JsValue) -> Result<i32, JsValue> {
+    let found = api::find_pending_clarification(&Js(messages), &Js(scope)).map_err(js_error)?;
     Ok(found
-        .and_then(|index| u32::try_from(index).ok())
-        .map_or(JsValue::NULL, |index| convert::element(&messages, index)))
+        .and_then(|index| i32::try_from(index).ok())
+        .unwrap_or(-1))
 }
 
-/// `pendingClarificationBundle(messages, scope?)` → the caller's messages.
+/// `pendingClarificationBundle(messages, scope?)` → the indices of the bundle's messages.
 #[wasm_bindgen(js_name = pendingClarificationBundle, skip_typescript)]
-pub fn pending_clarification_bundle(messages: JsValue, scope: JsValue) -> JsResult {
-    let bundle =
-        api::pending_clarification_bundle(&Js::arg(&messages), &Js(scope)).map_err(js_error)?;
-    Ok(pick(&messages, &bundle).into())
+pub fn pending_clarification_bundle(
+    messages: JsValue,
+    scope: JsValue,
+) -> Result<Vec<u32>, JsValue> {
+    let bundle = api::pending_clarification_bundle(&Js(messages), &Js(scope)).map_err(js_error)?;
+    Ok(indices(&bundle))
 }
 
-/// `visibleTranscriptMessages(messages, scope?)` → the caller's messages.
+/// `visibleTranscriptMessages(messages, scope?)` → the indices of the messages to show.
 #[wasm_bindgen(js_name = visibleTranscriptMessages, skip_typescript)]
-pub fn visible_transcript_messages(messages: JsValue, scope: JsValue) -> JsResult {
-    let visible =
-        api::visible_transcript_messages(&Js::arg(&messages), &Js(scope)).map_err(js_error)?;
-    Ok(pick(&messages, &visible).into())
+pub fn visible_transcript_messages(messages: JsValue, scope: JsValue) -> Result<Vec<u32>, JsValue> {
+    let visible = api::visible_transcript_messages(&Js(messages), &Js(scope)).map_err(js_error)?;
+    Ok(indices(&visible))
+}
+
+/// Rule indices as a `Uint32Array` (an array's indices fit `u32` in JS).
+fn indices(order: &[usize]) -> Vec<u32> {
+    order
+        .iter()
+        .filter_map(|&index| u32::try_from(index).ok())
+        .collect()
 }
 
 /// `hasPendingPermission(messages)` → boolean.
@@ -163,22 +177,15 @@ pub fn is_newer_status_summary(incoming: JsValue, held: JsValue) -> JsResult {
 }
 
 /// `mergeFetchedStatusSummary({ held, taskPresentAtFetchStart, fetchStartRevision, response })`
-/// → the caller's summary object to hold, or `null`.
+/// → which summary to hold: 0 `held`, 1 `response.status_summary`, 2 none (`js/api.js` hands back
+/// the caller's own object).
 #[wasm_bindgen(js_name = mergeFetchedStatusSummary, skip_typescript)]
-pub fn merge_fetched_status_summary(input: JsValue) -> JsResult {
-    let decision = api::merge_fetched_status_summary(&Js::arg(&input)).map_err(js_error)?;
-    let held = Reflect::get(&input, &JsValue::from_str("held")).unwrap_or(JsValue::NULL);
-    let chosen = match decision {
-        FetchedSummary::KeepHeld => held,
-        FetchedSummary::TakeResponse => Reflect::get(&input, &JsValue::from_str("response"))
-            .and_then(|response| Reflect::get(&response, &JsValue::from_str("status_summary")))
-            .unwrap_or(JsValue::NULL),
-        FetchedSummary::Drop => JsValue::NULL,
-    };
-    Ok(if chosen.is_undefined() {
-        JsValue::NULL
-    } else {
-        chosen
+pub fn merge_fetched_status_summary(input: JsValue) -> Result<u8, JsValue> {
+    let decision = api::merge_fetched_status_summary(&Js(input)).map_err(js_error)?;
+    Ok(match decision {
+        FetchedSummary::KeepHeld => 0,
+        FetchedSummary::TakeResponse => 1,
+        FetchedSummary::Drop => 2,
     })
 }
 

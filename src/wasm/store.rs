@@ -1,37 +1,26 @@
-//! The `ProjectionStore` class: [`crate::store::ProjectionStore`] over JS values, with change
-//! notification coalesced per microtask and query results that keep their identity while the
-//! session or task they describe is unchanged (for React's `useSyncExternalStore`).
+//! The wasm side of `ProjectionStore`: [`crate::store::ProjectionStore`] over JS values, with
+//! query results that keep their identity while the session or task they describe is unchanged
+//! (for React's `useSyncExternalStore`). `js/store.js` wraps it: it reads every argument once
+//! into plain values before calling here, keeps the listeners and delivers change notifications
+//! (so no caller code runs under a wasm frame), and hides the `__` boundary methods.
 //! Translation only: every decision is the store's (and so the rules').
 
 use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::pin::Pin;
-use std::rc::Rc;
-use std::task::Poll;
 
 use crate::store::hash::HashMap;
-use js_sys::{Array, Function, Object, Promise};
+use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::rules::model::PendingAction;
 use crate::rules::model::Revision;
-use crate::rules::model::{MessageKind, RequestStatus};
 use crate::rules::revision::PendingProjection;
-use crate::rules::time::Timestamp;
 use crate::rules::turn::CurrentTurn;
 use crate::store::{MessageEventKind, MessageParts};
 use crate::store::{Navigation, ProjectionStore as Store, Reason};
-use crate::wire::integral_u64;
 use crate::wire::store_api as api;
+use crate::wire::{fast, integral_u64, MessageMeaning};
 
 use super::convert::{js_error, set, Js};
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = queueMicrotask)]
-    fn queue_microtask(callback: &Function);
-}
 
 thread_local! {
     static CLARIFICATION: JsValue = JsValue::from_str(PendingAction::Clarification.as_str());
@@ -46,20 +35,12 @@ fn action(action: Option<PendingAction>) -> JsValue {
     }
 }
 
-type Shared = Rc<RefCell<Store<JsValue>>>;
-
 /// A fast-path argument only `store.js`'s own bugs could produce.
 fn misuse(field: &str) -> JsValue {
     js_error(crate::WireError::InvalidValue {
         field: field.into(),
         problem: "not a value the package's store.js passes".into(),
     })
-}
-
-#[derive(Default)]
-struct Listeners {
-    next: u32,
-    entries: Vec<(u32, Function)>,
 }
 
 /// Which cached query a result belongs to (its index in the cache array).
@@ -86,9 +67,7 @@ type Cache = HashMap<Box<str>, Cached>;
 /// The stateful engine. Feed it every REST snapshot and WebSocket event; read small answers.
 #[wasm_bindgen(js_name = ProjectionStore, skip_typescript)]
 pub struct JsProjectionStore {
-    store: Shared,
-    listeners: Rc<RefCell<Listeners>>,
-    flush_scheduled: Rc<Cell<bool>>,
+    store: RefCell<Store<JsValue>>,
     cache: RefCell<[Cache; 3]>,
     last_reason: Cell<Reason>,
     disposed: Cell<bool>,
@@ -113,9 +92,7 @@ impl JsProjectionStore {
     #[wasm_bindgen(constructor)]
     pub fn new(_options: JsValue) -> JsProjectionStore {
         JsProjectionStore {
-            store: Rc::new(RefCell::new(Store::without_change_tracking())),
-            listeners: Rc::new(RefCell::new(Listeners::default())),
-            flush_scheduled: Rc::new(Cell::new(false)),
+            store: RefCell::new(Store::without_change_tracking()),
             cache: RefCell::default(),
             last_reason: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
@@ -137,54 +114,10 @@ impl JsProjectionStore {
         match result {
             Ok(reason) => {
                 self.last_reason.set(reason);
-                self.schedule_flush();
                 Ok(())
             }
             Err(error) => Err(js_error(error)),
         }
-    }
-
-    /// Tells subscribers, once per microtask, which tasks and sessions changed.
-    fn schedule_flush(&self) {
-        if self.flush_scheduled.get() || !self.store.borrow().has_changes() {
-            return;
-        }
-        if self.listeners.borrow().entries.is_empty() {
-            // Nobody listens: drop the change set instead of growing it.
-            self.store.borrow_mut().clear_changes();
-            return;
-        }
-        self.flush_scheduled.set(true);
-        let store = Rc::clone(&self.store);
-        let listeners = Rc::clone(&self.listeners);
-        let scheduled = Rc::clone(&self.flush_scheduled);
-        let flush = Closure::once_into_js(move || {
-            scheduled.set(false);
-            let changes = store.borrow_mut().take_changes();
-            if changes.is_empty() {
-                return;
-            }
-            let event = Object::new();
-            let tasks: Array = changes.tasks.iter().map(|t| JsValue::from_str(t)).collect();
-            let sessions: Array = changes
-                .sessions
-                .iter()
-                .map(|s| JsValue::from_str(s))
-                .collect();
-            set(&event, "tasks", &tasks);
-            set(&event, "sessions", &sessions);
-            let targets: Vec<Function> = listeners
-                .borrow()
-                .entries
-                .iter()
-                .map(|(_, f)| f.clone())
-                .collect();
-            for listener in targets {
-                // One listener's exception must not starve the others.
-                let _ = listener.call1(&JsValue::UNDEFINED, &event);
-            }
-        });
-        queue_microtask(flush.unchecked_ref());
     }
 
     /// A query result from the cache while `version` is unchanged. After a change the answer is
@@ -294,10 +227,11 @@ impl JsProjectionStore {
     /// `__intern(text)` → a handle for `text` in the fast-path calls below (`store.js` keeps
     /// the reverse map, and resets both with `__internReset` when they grow large).
     #[wasm_bindgen(js_name = __intern, skip_typescript)]
-    pub fn intern(&self, text: String) -> u32 {
+    pub fn intern(&self, text: JsValue) -> Result<u32, JsValue> {
+        let text = text.as_string().ok_or_else(|| misuse("text"))?;
         let mut names = self.names.borrow_mut();
         names.push(text.into_boxed_str());
-        u32::try_from(names.len()).unwrap_or(0)
+        u32::try_from(names.len()).map_err(|_| misuse("text"))
     }
 
     /// `__internReset()`: forgets every handle.
@@ -308,25 +242,31 @@ impl JsProjectionStore {
 
     /// `__scratch(capacity)` → the address of a buffer of at least `capacity` bytes where
     /// `store.js` writes the text of its next fast-path call (valid until the next
-    /// `__scratch`).
+    /// `__scratch`). A capacity the memory cannot hold is a typed error, not an abort.
     #[wasm_bindgen(js_name = __scratch, skip_typescript)]
-    pub fn scratch(&self, capacity: u32) -> u32 {
+    pub fn scratch(&self, capacity: f64) -> Result<u32, JsValue> {
+        let capacity = crate::wire::integral_u64(capacity)
+            .and_then(|c| usize::try_from(c).ok())
+            .ok_or_else(|| misuse("capacity"))?;
         let mut scratch = self.scratch.borrow_mut();
-        let capacity = usize::try_from(capacity).unwrap_or(0);
-        if scratch.len() < capacity {
+        if let Some(more) = capacity.checked_sub(scratch.len()).filter(|&n| n > 0) {
+            scratch.try_reserve_exact(more).map_err(|_| {
+                js_error(crate::WireError::InvalidValue {
+                    field: "text".into(),
+                    problem: "too long for the memory left".into(),
+                })
+            })?;
             scratch.resize(capacity, 0);
         }
         // wasm32: an address fits u32.
-        u32::try_from(scratch.as_ptr() as usize).unwrap_or(0)
+        u32::try_from(scratch.as_ptr() as usize).map_err(|_| misuse("capacity"))
     }
 
     /// The fast path of `applyMessageEvent` and of one row of `applyMessagePage`, with the
     /// repeating strings by handle (0: absent) and the message id and timestamps in the scratch
-    /// buffer, one after the other (a length of -1: absent). `kind`: 0 added, 1 updated, 2
-    /// deleted, 4 the first row of a message page, 3 the page's next rows; `action`: 0 key
-    /// absent, 1 `null`, 2 clarification, 3 permission; the revision is present when `epoch` is.
-    /// The fields map exactly as [`crate::wire::MessageFields::into_message`] maps them
-    /// (tests/js/store.fastpath.test.mjs compares both paths).
+    /// buffer, one after the other (a length of -1: absent). `kind` and `action` are the codes of
+    /// [`crate::wire::fast`]; the revision is present when `epoch` is. The fields mean what they
+    /// mean to the decoder: both map them with [`crate::wire::MessageMeaning::of`].
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = __applyMessage, skip_typescript)]
     pub fn apply_message_handles(
@@ -371,32 +311,40 @@ impl JsProjectionStore {
                 .map_err(|_| misuse("text"))
         };
         let id = text(id_len)?.ok_or_else(|| misuse("id"))?;
-        let created_at = text(created_len)?.map(Timestamp::parse).unwrap_or_default();
-        let updated_at = text(updated_len)?.map(Timestamp::parse);
+        let created_at = text(created_len)?;
+        let updated_at = text(updated_len)?;
         let session_id = name(session)?.ok_or_else(|| misuse("session"))?;
         let task_id = name(task)?;
+        let meaning = MessageMeaning::of(
+            name(turn)?,
+            name(message_type)?,
+            name(status)?,
+            name(pending)?,
+            created_at,
+            updated_at,
+        );
         let parts = MessageParts {
             id,
-            turn_id: name(turn)?.filter(|t| !t.is_empty()),
-            kind: name(message_type)?.map_or(MessageKind::Other, MessageKind::parse),
-            status: RequestStatus::parse(name(status)?),
-            pending_id: name(pending)?.filter(|p| !p.is_empty()),
+            turn_id: meaning.turn_id,
+            kind: meaning.kind,
+            status: meaning.status,
+            pending_id: meaning.pending_id,
             question_total,
-            created_at: &created_at,
-            updated_at: updated_at.as_ref(),
+            created_at: &meaning.created_at,
+            updated_at: meaning.updated_at.as_ref(),
         };
         let event_kind = match kind {
-            0 => Some(MessageEventKind::Added),
-            1 => Some(MessageEventKind::Updated),
-            2 => Some(MessageEventKind::Deleted),
-            3 | 4 => None,
+            fast::kind::ADDED => Some(MessageEventKind::Added),
+            fast::kind::UPDATED => Some(MessageEventKind::Updated),
+            fast::kind::DELETED => Some(MessageEventKind::Deleted),
+            fast::kind::PAGE_ROW | fast::kind::PAGE_FIRST => None,
             _ => return Err(misuse("kind")),
         };
         let action = match action_code {
-            0 => None,
-            1 => Some(None),
-            2 => Some(Some(PendingAction::Clarification)),
-            3 => Some(Some(PendingAction::Permission)),
+            fast::action::ABSENT => None,
+            fast::action::CLEAN => Some(None),
+            fast::action::CLARIFICATION => Some(Some(PendingAction::Clarification)),
+            fast::action::PERMISSION => Some(Some(PendingAction::Permission)),
             _ => return Err(misuse("action")),
         };
         let revision = match name(epoch)? {
@@ -409,7 +357,7 @@ impl JsProjectionStore {
         let projection = (action.is_some() || revision.is_some())
             .then_some(PendingProjection { action, revision });
         let Some(event_kind) = event_kind else {
-            let page_changed = self.page_changed.get() && kind == 3;
+            let page_changed = self.page_changed.get() && kind == fast::kind::PAGE_ROW;
             return self.mutate(|s| {
                 let row = s.apply_message_rows(session_id, [parts]);
                 let changed = page_changed || row == Reason::Applied;
@@ -608,11 +556,13 @@ impl JsProjectionStore {
             return Err(misuse("handle"));
         };
         Ok(match query {
-            0 => self.session_pending_action_of(id),
-            1 => self.current_turn_id_of(id),
-            2 => self.pending_clarification_of(id),
-            3 => self.hidden_message_ids_of(id),
-            4 => JsValue::from_bool(self.has_pending_permission_of(id)),
+            fast::query::SESSION_PENDING_ACTION => self.session_pending_action_of(id),
+            fast::query::CURRENT_TURN_ID => self.current_turn_id_of(id),
+            fast::query::PENDING_CLARIFICATION => self.pending_clarification_of(id),
+            fast::query::HIDDEN_MESSAGE_IDS => self.hidden_message_ids_of(id),
+            fast::query::HAS_PENDING_PERMISSION => {
+                JsValue::from_bool(self.has_pending_permission_of(id))
+            }
             _ => return Err(misuse("query")),
         })
     }
@@ -640,7 +590,11 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = pendingOwner, skip_typescript)]
     pub fn pending_owner(&self, task_id: JsValue, preferred_session_id: JsValue) -> JsResult {
         let id = Self::query_id(&task_id, "taskId")?;
-        let preferred = preferred_session_id.as_string();
+        let preferred = crate::wire::optional_string(
+            &Js(preferred_session_id),
+            &crate::wire::Path::Root("preferredSessionId"),
+        )
+        .map_err(js_error)?;
         let store = self.store.borrow();
         let (owner, reason) = store.pending_owner(&id, preferred.as_deref());
         self.last_reason.set(reason);
@@ -691,7 +645,6 @@ impl JsProjectionStore {
         let result = api::settle_selection(&mut self.store.borrow_mut(), &Js(ticket), &Js(outcome));
         let (navigation, reason) = result.map_err(js_error)?;
         self.last_reason.set(reason);
-        self.schedule_flush();
         match navigation {
             Navigation::Session(id) => {
                 set(&object, "kind", &JsValue::from_str("session"));
@@ -705,35 +658,34 @@ impl JsProjectionStore {
 
     // ---- notification, lifecycle ---------------------------------------------------------------
 
-    /// `subscribe(listener)` → unsubscribe function. The listener gets
-    /// `{ tasks: string[], sessions: string[] }` at most once per microtask.
-    #[wasm_bindgen(skip_typescript)]
-    pub fn subscribe(&self, listener: Function) -> JsValue {
-        let id = {
-            let mut listeners = self.listeners.borrow_mut();
-            let id = listeners.next;
-            listeners.next = listeners.next.wrapping_add(1);
-            listeners.entries.push((id, listener));
-            id
-        };
-        self.store.borrow_mut().set_change_tracking(true);
-        let listeners = Rc::downgrade(&self.listeners);
-        let store = Rc::downgrade(&self.store);
-        Closure::<dyn FnMut()>::new(move || {
-            if let Some(listeners) = listeners.upgrade() {
-                let mut listeners = listeners.borrow_mut();
-                listeners.entries.retain(|(i, _)| *i != id);
-                if listeners.entries.is_empty() {
-                    // Nobody listens: record no changes (an event then allocates nothing for them).
-                    if let Some(store) = store.upgrade() {
-                        if let Ok(mut store) = store.try_borrow_mut() {
-                            store.set_change_tracking(false);
-                        }
-                    }
-                }
-            }
-        })
-        .into_js_value()
+    /// `__track(on)`: whether the store records which tasks and sessions change (`store.js`
+    /// turns it on while anyone listens; off, the record is dropped).
+    #[wasm_bindgen(js_name = __track, skip_typescript)]
+    pub fn track(&self, on: bool) {
+        let mut store = self.store.borrow_mut();
+        store.set_change_tracking(on);
+        if !on {
+            store.clear_changes();
+        }
+    }
+
+    /// `__takeChanges()` → `{ tasks, sessions }` changed since the last call, or `null`.
+    #[wasm_bindgen(js_name = __takeChanges, skip_typescript)]
+    pub fn take_changes(&self) -> JsValue {
+        let changes = self.store.borrow_mut().take_changes();
+        if changes.is_empty() {
+            return JsValue::NULL;
+        }
+        let event = Object::new();
+        let tasks: Array = changes.tasks.iter().map(|t| JsValue::from_str(t)).collect();
+        let sessions: Array = changes
+            .sessions
+            .iter()
+            .map(|s| JsValue::from_str(s))
+            .collect();
+        set(&event, "tasks", &tasks);
+        set(&event, "sessions", &sessions);
+        event.into()
     }
 
     /// `version()`: increases on every change (for `useSyncExternalStore`'s snapshot).
@@ -751,7 +703,6 @@ impl JsProjectionStore {
     pub fn dispose(&self) {
         self.disposed.set(true);
         *self.store.borrow_mut() = Store::without_change_tracking();
-        self.listeners.borrow_mut().entries.clear();
         *self.cache.borrow_mut() = Default::default();
     }
 
@@ -782,48 +733,4 @@ impl JsProjectionStore {
 #[wasm_bindgen(js_name = __memory, skip_typescript)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
-}
-
-/// `boundedLoad(promise, timeoutMs)`: waits for a session-list load at most `timeoutMs`; resolves
-/// to the `settleSelection` outcome: `{ sessions }`, `{ error }` (rejected) or
-/// `{ error: "timeout", timedOut: true }`, so a load that never settles falls back to task-only
-/// for a pending task.
-#[wasm_bindgen(js_name = boundedLoad, skip_typescript)]
-pub fn bounded_load(load: Promise, timeout_ms: f64) -> Promise {
-    // NaN or a negative timeout times out at once; one beyond a timer's range (2^31 - 1 ms, about
-    // 24.8 days), or Infinity, waits for the load.
-    let timeout = if timeout_ms.is_nan() || timeout_ms <= 0.0 {
-        Some(0)
-    } else if timeout_ms < 2_147_483_647.0 {
-        // In range and positive: the conversion is exact up to the fraction.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let ms = timeout_ms.ceil() as u32;
-        Some(ms)
-    } else {
-        None
-    };
-    wasm_bindgen_futures::future_to_promise(async move {
-        let mut load = JsFuture::from(load);
-        let mut timer = timeout.map(gloo_timers::future::TimeoutFuture::new);
-        let outcome = std::future::poll_fn(|cx| {
-            if let Poll::Ready(result) = Pin::new(&mut load).poll(cx) {
-                return Poll::Ready(Some(result));
-            }
-            match timer.as_mut().map(|t| Pin::new(t).poll(cx)) {
-                Some(Poll::Ready(())) => Poll::Ready(None),
-                _ => Poll::Pending,
-            }
-        })
-        .await;
-        let object = Object::new();
-        match outcome {
-            Some(Ok(sessions)) => set(&object, "sessions", &sessions),
-            Some(Err(error)) => set(&object, "error", &error),
-            None => {
-                set(&object, "error", &JsValue::from_str("timeout"));
-                set(&object, "timedOut", &JsValue::TRUE);
-            }
-        }
-        Ok(object.into())
-    })
 }

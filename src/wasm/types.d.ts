@@ -9,7 +9,11 @@ export type SessionState =
 /** A flag value: set only when exactly `true`, `1`, `"true"` or `"1"`. */
 export type WireFlag = boolean | number | string | null | undefined;
 
-/** `pending_action_revision`: the epoch is a decimal string of any length. */
+/**
+ * `pending_action_revision`: the epoch is a decimal string of any length; the sequence a Number
+ * up to 2^53 − 1 or a BigInt up to 2^64 − 1 (a larger Number may be rounded and is refused).
+ * Returned revisions carry a Number up to 2^53 − 1 and a BigInt beyond.
+ */
 export interface Revision {
   epoch: string;
   sequence: number | bigint;
@@ -107,16 +111,24 @@ export type SelectionOutcome =
   | { kind: "task_only" }
   | { kind: "inert" };
 
-/** The `code` of every error the engine throws. */
+/**
+ * The `code` of every error the engine throws: a value of the wrong type, a value outside its
+ * domain (a lone surrogate in a string included), a malformed revision, an epoch that is not all
+ * digits, a value whose reading threw (a getter, a Proxy trap: the exception is `cause`), a store
+ * used after `dispose()` / `free()`.
+ */
 export type TaskProjectionErrorCode =
-  | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch";
+  | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch"
+  | "unreadable_value" | "disposed";
 
 /** Thrown for malformed input; the engine's state is unchanged. */
 export interface TaskProjectionError extends Error {
   name: "TaskProjectionError";
   code: TaskProjectionErrorCode;
-  /** Path of the offending value, e.g. `messages[2].id`. */
+  /** Path of the offending value, e.g. `messages[2].id` (`this` for `disposed`). */
   field: string;
+  /** For `unreadable_value`: what reading the caller's value threw. */
+  cause?: unknown;
 }
 
 /**
@@ -380,19 +392,23 @@ export class ProjectionStore {
   subscribe(listener: (changes: StoreChanges) => void): () => void;
   /** Increases on every change: the snapshot for `useSyncExternalStore`. */
   version(): number;
-  /** Drops all state and listeners; outstanding tickets become inert. */
+  /**
+   * Drops all state and listeners and releases the wasm memory. Afterwards every method throws
+   * `disposed`, except `settleSelection` (settles `inert`), `dispose` and `free` (no-ops).
+   */
   dispose(): void;
   /** A hash of the decision-relevant state (tests). */
   digest(): string;
   /** Memory statistics. */
   stats(): { messages: number; messageBytes: number };
-  /** Releases the object's wasm memory; the object is unusable afterwards. */
+  /** Releases the object's wasm memory (like `dispose()`); the object is unusable afterwards. */
   free(): void;
 }
 
 /**
  * Waits for a session-list load at most `timeoutMs`, resolving to a `settleSelection` outcome:
- * `{ sessions }`, `{ error }`, or `{ error: "timeout", timedOut: true }`.
+ * `{ sessions }`, `{ error }`, or `{ error: "timeout", timedOut: true }`. Never throws nor rejects:
+ * a non-promise or a thenable whose `then` throws settles at once as `{ error }`.
  * @example store.settleSelection(ticket, await boundedLoad(fetchSessions(taskId), 5000))
  */
 export function boundedLoad(load: Promise<readonly WireSession[]>, timeoutMs: number): Promise<SelectionLoad>;

@@ -145,7 +145,7 @@ pub fn compare_revisions_of<W: Wire>(a: &W, b: &W) -> Result<Ordering, WireError
         };
         WireError::MalformedEpoch {
             field: path.key("epoch").to_string(),
-            epoch: epoch.clone(),
+            epoch: crate::error::quoted(epoch).into_owned(),
         }
     })
 }

@@ -135,7 +135,8 @@ pub fn pending_action<W: Wire>(
             None => Err(WireError::InvalidValue {
                 field: path.to_string(),
                 problem: format!(
-                    "expected \"clarification\", \"permission\" or null, got \"{text}\""
+                    "expected \"clarification\", \"permission\" or null, got \"{}\"",
+                    crate::error::quoted(&text)
                 ),
             }),
         };
@@ -153,16 +154,22 @@ pub fn pending_action<W: Wire>(
     }
 }
 
+/// What a number that is not an exact non-negative integer gets told. In JS a Number beyond
+/// 2^53 − 1 may already be rounded (2^53 + 1 reads as 2^53), so it is refused rather than
+/// trusted: an exact value that large comes as a BigInt.
+const UNSIGNED_PROBLEM: &str =
+    "expected a non-negative integer (a Number up to 2^53 - 1, or a BigInt up to 2^64 - 1)";
+
 /// A non-negative integer, or `None` for `undefined`/`null`.
 fn optional_unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
+    if let Some(n) = value.unsigned() {
+        return Ok(Some(n));
+    }
     if value.number().is_some() {
-        return match value.unsigned() {
-            Some(n) => Ok(Some(n)),
-            None => Err(WireError::InvalidValue {
-                field: path.to_string(),
-                problem: String::from("expected a non-negative integer"),
-            }),
-        };
+        return Err(WireError::InvalidValue {
+            field: path.to_string(),
+            problem: String::from(UNSIGNED_PROBLEM),
+        });
     }
     if value.is_absent() {
         Ok(None)
@@ -194,7 +201,7 @@ pub fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>,
     // A number, or (in JS) a BigInt; anything else is malformed.
     let sequence = sequence_value
         .unsigned()
-        .ok_or_else(|| invalid_revision(&sequence_path, "expected a non-negative integer"))?;
+        .ok_or_else(|| invalid_revision(&sequence_path, UNSIGNED_PROBLEM))?;
     Ok(Some(Revision { epoch, sequence }))
 }
 
@@ -263,25 +270,59 @@ pub struct MessageFields {
 }
 
 impl MessageFields {
-    /// The message the rules read: `""` ids are absent, an absent `created_at` is the lowest
-    /// timestamp, an absent or empty status is pending.
+    /// The message the rules read (the mapping is [`MessageMeaning::of`]).
     pub fn into_message(self) -> Message {
+        let meaning = MessageMeaning::of(
+            self.turn_id.as_deref(),
+            self.message_type.as_deref(),
+            self.status.as_deref(),
+            self.pending_id.as_deref(),
+            self.created_at.as_deref(),
+            self.updated_at.as_deref(),
+        );
         Message {
-            id: self.id,
-            turn_id: self.turn_id.filter(|t| !t.is_empty()),
-            kind: self
-                .message_type
-                .as_deref()
-                .map_or(MessageKind::Other, MessageKind::parse),
-            status: RequestStatus::parse(self.status.as_deref()),
-            pending_id: self.pending_id.filter(|p| !p.is_empty()),
+            turn_id: meaning.turn_id.map(str::to_owned),
+            kind: meaning.kind,
+            status: meaning.status,
+            pending_id: meaning.pending_id.map(str::to_owned),
             question_total: self.question_total,
-            created_at: self
-                .created_at
-                .as_deref()
-                .map(Timestamp::parse)
-                .unwrap_or_default(),
-            updated_at: self.updated_at.as_deref().map(Timestamp::parse),
+            created_at: meaning.created_at,
+            updated_at: meaning.updated_at,
+            id: self.id,
+        }
+    }
+}
+
+/// What the rules read of a message's raw text fields: the one mapping, used by the decoder
+/// ([`MessageFields::into_message`]) and by the store's fast path (`src/wasm/store.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageMeaning<'a> {
+    pub turn_id: Option<&'a str>,
+    pub kind: MessageKind,
+    pub status: RequestStatus,
+    pub pending_id: Option<&'a str>,
+    pub created_at: Timestamp,
+    pub updated_at: Option<Timestamp>,
+}
+
+impl<'a> MessageMeaning<'a> {
+    /// `""` ids are absent, an absent or unknown type is [`MessageKind::Other`], an absent or
+    /// empty status is pending, an absent `created_at` is the lowest timestamp.
+    pub fn of(
+        turn_id: Option<&'a str>,
+        message_type: Option<&str>,
+        status: Option<&str>,
+        pending_id: Option<&'a str>,
+        created_at: Option<&str>,
+        updated_at: Option<&str>,
+    ) -> Self {
+        MessageMeaning {
+            turn_id: turn_id.filter(|t| !t.is_empty()),
+            kind: message_type.map_or(MessageKind::Other, MessageKind::parse),
+            status: RequestStatus::parse(status),
+            pending_id: pending_id.filter(|p| !p.is_empty()),
+            created_at: created_at.map(Timestamp::parse).unwrap_or_default(),
+            updated_at: updated_at.map(Timestamp::parse),
         }
     }
 }

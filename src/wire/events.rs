@@ -17,7 +17,10 @@ pub fn message_event_kind<W: Wire>(
     let text = decode::string(value, path)?;
     MessageEventKind::parse(&text).ok_or_else(|| WireError::InvalidValue {
         field: path.to_string(),
-        problem: format!("expected \"added\", \"updated\" or \"deleted\", got \"{text}\""),
+        problem: format!(
+            "expected \"added\", \"updated\" or \"deleted\", got \"{}\"",
+            crate::error::quoted(&text)
+        ),
     })
 }
 

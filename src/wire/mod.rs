@@ -7,6 +7,7 @@
 pub mod api;
 mod decode;
 pub mod events;
+pub mod fast;
 mod json;
 pub mod store_api;
 

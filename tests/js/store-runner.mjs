@@ -14,7 +14,7 @@ const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArr
 export const STORE_CALLS = [
   'applySessionList', 'applyTurnList', 'applyMessagePage', 'applyMessageEvent', 'applyMessageEvents',
   'applyTurnEvent', 'applySessionEvent', 'applyStatusSummaryEvent', 'applyTaskUpdated', 'removeTask',
-  'beginTaskFetch', 'applyTaskSnapshot', 'beginSelection', 'setActiveTask', 'settleSelection', 'dispose',
+  'beginTaskFetch', 'applyTaskSnapshot', 'beginSelection', 'setActiveTask', 'settleSelection', 'dispose', 'renew',
   'sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission',
   'taskPendingAction', 'taskStatusSummary', 'pendingOwner',
 ];
@@ -75,14 +75,22 @@ function resolve(v, saved) {
  * first step whose behaviour differs from the case.
  */
 export function runStoreCase(ProjectionStore, c, assert = strictAssert) {
-  const store = new ProjectionStore();
+  let store = new ProjectionStore();
+  let disposed = false;
   const saved = new Map();
   try {
     c.steps.forEach((s, n) => {
       const at = `step ${n} (${s.call})`;
+      if (s.call === 'renew') {
+        store.free();
+        store = new ProjectionStore();
+        disposed = false;
+        return;
+      }
       const args = decode(resolve(s.args ?? [], saved));
       assert.equal(typeof store[s.call], 'function', `${at}: ProjectionStore has no method ${s.call}`);
-      const before = store.digest();
+      // After dispose() only settleSelection may follow (docs/store-fixture-format.md): no digest.
+      const before = disposed ? undefined : store.digest();
       let result;
       let thrown;
       let threw = false;
@@ -98,13 +106,14 @@ export function runStoreCase(ProjectionStore, c, assert = strictAssert) {
         assert.ok(thrown instanceof Error, `${at}: threw a non-Error: ${show(thrown)}`);
         assert.equal(thrown.code, want.code, `${at}: error code (message: ${JSON.stringify(thrown.message)})`);
         assert.equal(thrown.field, want.field, `${at}: error field (message: ${JSON.stringify(thrown.message)})`);
-        assert.equal(store.digest(), before, `${at}: a rejected call changed the state digest`);
+        if (!disposed) assert.equal(store.digest(), before, `${at}: a rejected call changed the state digest`);
         return;
       }
       if (threw) {
         const detail = thrown instanceof Error ? `${thrown.message} (code: ${show(thrown.code)}, field: ${show(thrown.field)})` : show(thrown);
         assert.ok(false, `${at}: threw unexpectedly: ${detail}`);
       }
+      if (s.call === 'dispose') disposed = true;
       if (hasOwn(s, 'save')) saved.set(s.save, s.call === 'beginSelection' ? result?.ticket : result);
       if (hasOwn(s, 'expect_reload')) {
         assert.equal(result?.reload, s.expect_reload, `${at}: reload flag`);

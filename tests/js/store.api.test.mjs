@@ -230,9 +230,10 @@ describe('dispose', () => {
     store.dispose();
     assert.deepEqual(store.settleSelection(ticket, { sessions: [session('sess-a', 'WAITING_FOR_INPUT', 'clarification', rev(1, 5))] }), { kind: 'inert' });
     assert.deepEqual(store.settleSelection(ticket, { error: new Error('x') }), { kind: 'inert' });
-    assert.equal(store.sessionPendingAction('sess-a'), null);
-    assert.equal(store.lastReason(), 'session_unknown');
-    assert.equal(store.taskStatusSummary(T), null);
+    // Everything else refuses a disposed store with a typed error (no silent empty answers).
+    for (const call of [() => store.sessionPendingAction('sess-a'), () => store.lastReason(), () => store.taskStatusSummary(T)]) {
+      assert.throws(call, (e) => e.name === 'TaskProjectionError' && e.code === 'disposed');
+    }
     await tick();
     assert.deepEqual(calls, [], 'no listener survives dispose');
     store.free();

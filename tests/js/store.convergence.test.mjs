@@ -39,6 +39,8 @@
 import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { ProjectionStore } from 'task-projection';
+// A test hook of the package's store.js (by path: no package entry exports it).
+import { __testing } from '../../pkg/store.js';
 import { generateHistory, historyEntities, isInputCapable, makeRng } from './history.mjs';
 
 const envInt = (name, fallback) => {
@@ -57,12 +59,9 @@ const SHRINK_BUDGET = 1000;
 
 // ---- delivery paths ------------------------------------------------------------------------------
 
-const wasmProto = Object.getPrototypeOf(ProjectionStore.prototype);
 const PATHS = {
   'fast path': (store, call, args) => store[call](...args),
-  'wasm decoder': (store, call, args) => (call === 'applyMessageEvent' || call === 'applyMessagePage'
-    ? wasmProto[call].call(store, ...args)
-    : store[call](...args)),
+  'wasm decoder': (store, call, args) => __testing.decoderOnly(store)[call](...args),
 };
 
 // ---- units, deliveries -------------------------------------------------------------------------

@@ -181,7 +181,8 @@ try {
   store.applyMessageEvent('added', added);
 } catch (e) {
   const error = e as TaskProjectionError;
-  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch', typeof error.code>(true);
+  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed', typeof error.code>(true);
+  exact<unknown, typeof error.cause>(true);
   exact<string, typeof error.field>(true);
 }
 store.dispose();

@@ -44,10 +44,11 @@ fn call(case: &Case, args: &[JsValue]) -> Result<JsValue, JsValue> {
     let a = |i: usize| args.get(i).cloned().unwrap_or(JsValue::UNDEFINED);
     match case.call.as_str() {
         "currentTurnId" => tp::current_turn_id(a(0), a(1)),
-        "visibleTurnHistory" => tp::visible_turn_history(a(0)),
-        "findPendingClarification" => tp::find_pending_clarification(a(0), a(1)),
-        "pendingClarificationBundle" => tp::pending_clarification_bundle(a(0), a(1)),
-        "visibleTranscriptMessages" => tp::visible_transcript_messages(a(0), a(1)),
+        "visibleTurnHistory" => picked(args, tp::visible_turn_history(a(0))),
+        "findPendingClarification" => tp::find_pending_clarification(a(0), a(1))
+            .map(|i| usize::try_from(i).map_or(JsValue::NULL, |i| element(args, i))),
+        "pendingClarificationBundle" => picked(args, tp::pending_clarification_bundle(a(0), a(1))),
+        "visibleTranscriptMessages" => picked(args, tp::visible_transcript_messages(a(0), a(1))),
         "hasPendingPermission" => tp::has_pending_permission(a(0)),
         "sessionPendingAction" => tp::session_pending_action(a(0)),
         "taskPendingAction" => tp::task_pending_action(a(0)),
@@ -58,7 +59,20 @@ fn call(case: &Case, args: &[JsValue]) -> Result<JsValue, JsValue> {
         "resolveTaskSessionId" => tp::resolve_task_session_id(a(0)),
         "selectionOutcome" => tp::selection_outcome(a(0)),
         "isNewerStatusSummary" => tp::is_newer_status_summary(a(0), a(1)),
-        "mergeFetchedStatusSummary" => tp::merge_fetched_status_summary(a(0)),
+        "mergeFetchedStatusSummary" => tp::merge_fetched_status_summary(a(0)).map(|chosen| {
+            // What js/api.js does with the answer: the caller's own object, or null.
+            let get = |v: &JsValue, k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap();
+            let summary = match chosen {
+                0 => get(&a(0), "held"),
+                1 => get(&get(&a(0), "response"), "status_summary"),
+                _ => JsValue::NULL,
+            };
+            if summary.is_undefined() {
+                JsValue::NULL
+            } else {
+                summary
+            }
+        }),
         "normalizeStartPolicy" => Ok(tp::normalize_start_policy(a(0))),
         "normalizeEndPolicy" => Ok(tp::normalize_end_policy(a(0))),
         other => panic!("{}: unknown call {other}", case.name),
@@ -67,6 +81,17 @@ fn call(case: &Case, args: &[JsValue]) -> Result<JsValue, JsValue> {
 
 fn element(args: &[JsValue], index: usize) -> JsValue {
     args[0].unchecked_ref::<Array>().get(index as u32)
+}
+
+/// The caller's elements of `args[0]` at the indices an export returned (what js/api.js does).
+fn picked(args: &[JsValue], indices: Result<Vec<u32>, JsValue>) -> Result<JsValue, JsValue> {
+    indices.map(|indices| {
+        indices
+            .iter()
+            .map(|&i| element(args, i as usize))
+            .collect::<Array>()
+            .into()
+    })
 }
 
 fn check(case: &Case) -> Result<(), String> {

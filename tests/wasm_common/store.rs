@@ -32,7 +32,8 @@ fn call(store: &JsProjectionStore, step: &Step, args: &[JsValue]) -> Result<JsVa
         "beginSelection" => store.begin_selection(a(0), a(1)),
         "setActiveTask" => unit(store.set_active_task(a(0))),
         "settleSelection" => store.settle_selection(a(0), a(1)),
-        "dispose" => {
+        "dispose" | "renew" => {
+            // The wasm class keeps working after dispose (js/store.js refuses it): a fresh state.
             store.dispose();
             Ok(JsValue::UNDEFINED)
         }

@@ -1,10 +1,11 @@
-//! The store's hash function: FxHash (rustc's), one 64-bit multiply per 8 bytes, with murmur3's
+//! The crate's hash function (the store's id indexes, and the rules that group ids: the turn-list
+//! and session-list merges): FxHash (rustc's), one 64-bit multiply per 8 bytes, with murmur3's
 //! finalizer. The default
 //! (foldhash) folds through a 128-bit multiply, which wasm32 has no instruction for, and hashing
 //! ids was the store's largest single cost per event in wasm. Keys are ids the app's own backend
 //! sent; the store does not need protection against chosen-collision inputs.
 
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 const K: u64 = 0xf135_7aea_2e62_a9c5;
 
@@ -78,10 +79,62 @@ pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
 pub type HashSet<K> = hashbrown::HashSet<K, FxBuildHasher>;
 
+/// The distinct ids of a list, each with a position the caller chose (its first row, its
+/// number): what the rules that group ids use (the turn-list and session-list merges). Open
+/// addressing sized once for every id it can be given (so it never grows or fills), holding a
+/// tag of the hash and the position; the caller reads the id at a position. Smaller in the wasm
+/// than one more `HashMap` instantiation, and a third of its memory.
+pub(crate) struct IdIndex {
+    slots: Vec<(u32, usize)>,
+}
+
+const VACANT: usize = usize::MAX;
+
+impl IdIndex {
+    /// An index for up to `ids` distinct ids.
+    pub fn with_capacity(ids: usize) -> Self {
+        let len = ids
+            .saturating_mul(2)
+            .max(8)
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX / 2 + 1);
+        IdIndex {
+            slots: vec![(0, VACANT); len],
+        }
+    }
+
+    /// The position held for `id` (`id_at` reads the id at a held position); or, the first time,
+    /// holds `position` for it and answers `None`.
+    #[inline(never)]
+    pub fn get_or_insert<'k>(
+        &mut self,
+        id: &str,
+        position: usize,
+        id_at: &dyn Fn(usize) -> Option<&'k str>,
+    ) -> Option<usize> {
+        let hash = FxBuildHasher::default().hash_one(id);
+        #[allow(clippy::cast_possible_truncation)]
+        let (tag, start) = ((hash >> 32) as u32, hash as usize);
+        let mask = self.slots.len().saturating_sub(1);
+        let mut at = start & mask;
+        for _ in 0..self.slots.len() {
+            let slot = self.slots.get_mut(at)?;
+            if slot.1 == VACANT {
+                *slot = (tag, position);
+                return None;
+            }
+            if slot.0 == tag && id_at(slot.1) == Some(id) {
+                return Some(slot.1);
+            }
+            at = at.wrapping_add(1) & mask;
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::BuildHasher;
 
     #[test]
     fn equal_keys_hash_equal_and_near_keys_spread() {
@@ -99,5 +152,26 @@ mod tests {
             .map(|i| b.hash_one(format!("msg-{i:04}")) >> 57)
             .collect();
         assert!(tops.len() > 100, "top bits poorly spread: {}", tops.len());
+    }
+
+    #[test]
+    fn id_index_finds_each_distinct_id_once() {
+        let ids: Vec<String> = (0..5000).map(|i| format!("id-{}", i % 1234)).collect();
+        let mut index = IdIndex::with_capacity(ids.len());
+        let mut first: Vec<usize> = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            match index.get_or_insert(id, first.len(), &|n| first.get(n).map(|&k| ids[k].as_str()))
+            {
+                Some(n) => assert_eq!(ids[first[n]], *id),
+                None => first.push(i),
+            }
+        }
+        assert_eq!(first, (0..1234).collect::<Vec<_>>());
+        let mut empty = IdIndex::with_capacity(0);
+        assert_eq!(empty.get_or_insert("x", 7, &|_| None), None);
+        assert_eq!(
+            empty.get_or_insert("x", 8, &|p| (p == 7).then_some("x")),
+            Some(7)
+        );
     }
 }

@@ -1,0 +1,41 @@
+//! `js/store.js` passes the fast path's kinds, actions and queries as numbers: its `FAST` object
+//! must name exactly the values of `task_projection::wire::fast`.
+
+use std::collections::BTreeSet;
+
+use task_projection::wire::fast;
+
+/// The `(group, name, value)` triples of `FAST = Object.freeze({ group: Object.freeze({ name: 0, ... }) })`.
+fn js_codes() -> BTreeSet<(String, String, u8)> {
+    let js = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/js/store.js")).unwrap();
+    let start = js
+        .find("export const FAST = ")
+        .expect("js/store.js defines FAST");
+    let rest = &js[start..];
+    let text = &rest[..rest.find("\n});").expect("FAST ends")];
+    let mut out = BTreeSet::new();
+    let mut group = String::new();
+    // Tokens: identifiers, numbers, and the punctuation between them.
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '{'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    for pair in tokens.windows(2) {
+        let (name, next) = (pair[0], pair[1]);
+        if next == "Object" && name != "FAST" && name != "freeze" {
+            group = name.to_owned();
+        } else if let Ok(value) = next.parse::<u8>() {
+            out.insert((group.clone(), name.to_owned(), value));
+        }
+    }
+    out
+}
+
+#[test]
+fn store_js_fast_codes_are_the_rust_ones() {
+    let rust: BTreeSet<(String, String, u8)> = fast::ALL
+        .iter()
+        .map(|(g, n, v)| ((*g).to_owned(), (*n).to_owned(), *v))
+        .collect();
+    assert_eq!(js_codes(), rust);
+}

@@ -1,0 +1,286 @@
+// The read-once boundary (issue 11): what a caller passes cannot trap, brick, leak or partially
+// apply anything, in the default entry and in the pure-JS fallback. One test per problem the
+// issue measured; tests/js/hostile.test.mjs runs the generated catalogue.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setImmediate as tick } from 'node:timers/promises';
+import fs from 'node:fs';
+import * as main from 'task-projection';
+import * as fallback from 'task-projection/fallback';
+// Package internals, by path (they are not exports of the package).
+import * as rawMain from '../../pkg/task_projection.js';
+import { MESSAGE, MESSAGE_EVENT, SESSIONS, TURNS, MESSAGES, TASK_INPUTS, readArg } from '../../pkg/read.js';
+
+const T = 'task-1';
+const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
+const session = (id, state = 'RUNNING', extra = {}) => ({
+  id, task_id: T, state, started_at: at(0), updated_at: at(0), is_primary: false,
+  pending_action: null, pending_action_revision: { epoch: '1', sequence: 1 }, ...extra,
+});
+const message = (id, s = 1, extra = {}) => ({
+  id, session_id: 'sess-a', task_id: T, turn_id: 'turn-a', type: 'clarification_request',
+  metadata: { pending_id: 'p-a', question_total: 1, status: 'pending' }, created_at: at(s), updated_at: at(s), ...extra,
+});
+
+const turn = { id: 'turn-a', session_id: 'sess-a', task_id: T, started_at: at(0), created_at: at(0), updated_at: at(0), completed_at: null, metadata: {} };
+
+/** A store with session sess-a waiting for input in turn-a. */
+function ready(tp) {
+  const store = new tp.ProjectionStore();
+  store.applySessionList(T, [session('sess-a', 'WAITING_FOR_INPUT', { pending_action: 'clarification' })]);
+  store.applyTurnList('sess-a', [turn]);
+  return store;
+}
+
+/** An array whose element `i` is read through a getter that throws. */
+function throwingAt(items, i) {
+  const a = items.slice();
+  Object.defineProperty(a, i, { get() { throw new Error('caller getter'); } });
+  return a;
+}
+
+const typed = (code, field) => (e) => {
+  assert.equal(e.name, 'TaskProjectionError', `not a TaskProjectionError: ${e && e.stack}`);
+  assert.equal(e.code, code, e.message);
+  if (field !== undefined) assert.equal(e.field, field, e.message);
+  assert.ok(e.message.length <= 400, `message of ${e.message.length} characters`);
+  return true;
+};
+
+for (const [name, tp] of [['default', main], ['fallback', fallback]]) {
+  describe(`${name}: a caller's exception never reaches a wasm frame`, () => {
+    test('2,000 throwing getters, Proxies and lengths leave the module and the store working', () => {
+      const store = ready(tp);
+      const digest = store.digest();
+      const trap = new Proxy({}, { get() { throw new Error('trap'); } });
+      const badLength = new Proxy([], { get(t, k) { if (k === 'length') throw new Error('length'); return t[k]; } });
+      const { proxy: revoked, revoke } = Proxy.revocable([], {});
+      revoke();
+      for (let i = 0; i < 500; i++) {
+        assert.throws(() => store.applyMessagePage('sess-a', throwingAt([message('m1')], 0)), typed('unreadable_value', 'messages[0]'));
+        assert.throws(() => store.applyMessageEvent('added', trap), typed('unreadable_value', 'payload.id'));
+        assert.throws(() => tp.visibleTurnHistory(badLength), typed('unreadable_value', 'turns'));
+        assert.throws(() => tp.taskPendingAction(revoked), typed('unreadable_value', 'sessions'));
+      }
+      assert.equal(store.digest(), digest, 'state unchanged');
+      // The same store, a new store and a stateless export all still answer.
+      store.applyMessageEvent('added', message('m1'));
+      assert.equal(store.pendingClarification('sess-a').message_ids[0], 'm1');
+      const fresh = new tp.ProjectionStore();
+      fresh.applySessionList(T, [session('sess-b')]);
+      assert.equal(fresh.pendingOwner(T), 'sess-b');
+      assert.equal(tp.normalizeStartPolicy('new'), 'new');
+      store.free();
+      fresh.free();
+    });
+
+    test("the caller's exception is the typed error's cause", () => {
+      const mine = new Error('mine');
+      const payload = { ...message('m1') };
+      Object.defineProperty(payload, 'session_id', { get() { throw mine; } });
+      const store = new tp.ProjectionStore();
+      assert.throws(() => store.applyMessageEvent('added', payload), (e) => typed('unreadable_value', 'payload.session_id')(e) && e.cause === mine);
+      store.free();
+    });
+  });
+
+  describe(`${name}: every field is read once`, () => {
+    test('a getter that changes its value between reads is read once; the call applies or fails whole', () => {
+      const store = ready(tp);
+      let reads = 0;
+      const flip = { ...message('m1') };
+      Object.defineProperty(flip, 'id', { get() { reads++; return reads === 1 ? 'm1' : { not: 'a string' }; } });
+      store.applyMessageEvent('added', flip);
+      assert.equal(reads, 1);
+      assert.deepEqual(store.pendingClarification('sess-a').message_ids, ['m1']);
+      store.free();
+    });
+
+    test('a page or a batch with a bad row applies none of its rows', () => {
+      for (const call of ['page', 'batch']) {
+        const store = new tp.ProjectionStore();
+        const digest = store.digest();
+        const rows = throwingAt([message('m1'), message('m2', 2), message('m3', 3)], 2);
+        const run = () => (call === 'page' ? store.applyMessagePage('sess-a', rows) : store.applyMessageEvents('added', rows));
+        assert.throws(run, typed('unreadable_value', call === 'page' ? 'messages[2]' : 'payloads[2]'));
+        assert.equal(store.digest(), digest, `${call}: nothing applied`);
+        store.free();
+      }
+    });
+  });
+
+  describe(`${name}: boundedLoad always settles as an outcome`, () => {
+    for (const [what, load] of [['42', 42], ['null', null], ['{}', {}], ['undefined', undefined]]) {
+      test(`boundedLoad(${what}, 10) → { error } (invalid_type)`, async () => {
+        const outcome = await tp.boundedLoad(load, 10);
+        assert.ok(typed('invalid_type', 'load')(outcome.error));
+      });
+    }
+    test('a thenable whose then throws, or whose then getter throws → { error } with that exception', async () => {
+      const boom = new Error('then');
+      assert.equal((await tp.boundedLoad({ then() { throw boom; } }, 10)).error, boom);
+      assert.equal((await tp.boundedLoad({ get then() { throw boom; } }, 10)).error, boom);
+    });
+    test('a thenable that never calls back times out', async () => {
+      assert.deepEqual(await tp.boundedLoad({ then() {} }, 5), { error: 'timeout', timedOut: true });
+    });
+    test('a rejection without a reason is still a failed load, and settles task-only', async () => {
+      const outcome = await tp.boundedLoad(Promise.reject(undefined), 1000);
+      assert.ok('error' in outcome && outcome.error !== undefined);
+      const store = new tp.ProjectionStore();
+      const { ticket } = store.beginSelection(T);
+      assert.equal(store.settleSelection(ticket, outcome).kind, 'task_only');
+      store.free();
+    });
+  });
+
+  describe(`${name}: exact values`, () => {
+    test('lone surrogates are refused (two ids never collapse into one)', () => {
+      const store = ready(tp);
+      const digest = store.digest();
+      assert.throws(() => store.applyMessageEvent('added', message('s-\uD800')), typed('invalid_value', 'payload.id'));
+      assert.throws(() => store.applyMessagePage('sess-a', [message('s-\uDBFF')]), typed('invalid_value', 'messages[0].id'));
+      assert.throws(() => store.applySessionList('t-\uDC00', []), typed('invalid_value', 'taskId'));
+      assert.throws(() => tp.compareRevisions({ epoch: '1\uD800', sequence: 1 }, { epoch: '1', sequence: 1 }), typed('invalid_value', 'a.epoch'));
+      assert.equal(store.digest(), digest);
+      // A well-formed astral id round-trips exactly.
+      store.applyMessageEvent('added', message('s-\uD83D\uDE00'));
+      assert.equal(store.pendingClarification('sess-a').message_ids[0], 's-\uD83D\uDE00');
+      store.free();
+    });
+
+    test('sequences up to 2^64 - 1 round-trip exactly (BigInt beyond 2^53 - 1)', () => {
+      const max = 2n ** 64n - 1n;
+      const merged = tp.mergePendingProjection(null, { pending_action: 'clarification', pending_action_revision: { epoch: '1', sequence: max } });
+      assert.equal(merged.pending_action_revision.sequence, max);
+      const back = tp.mergePendingProjection(merged, { pending_action: null, pending_action_revision: { epoch: '1', sequence: max - 1n } });
+      assert.equal(back.pending_action, 'clarification', 'an older revision does not win');
+      const safe = tp.mergePendingProjection(null, { pending_action: 'clarification', pending_action_revision: { epoch: '1', sequence: 2 ** 53 - 1 } });
+      assert.equal(safe.pending_action_revision.sequence, 2 ** 53 - 1, 'a safe integer stays a Number');
+      assert.equal(tp.compareRevisions({ epoch: '1', sequence: 2n ** 53n + 1n }, { epoch: '1', sequence: 2n ** 53n }), 1);
+    });
+
+    test('a Number beyond 2^53 - 1 is refused (it may already be rounded)', () => {
+      assert.throws(() => tp.compareRevisions({ epoch: '1', sequence: 2 ** 53 }, { epoch: '1', sequence: 1 }), typed('invalid_revision', 'a.sequence'));
+      assert.throws(() => tp.isNewerStatusSummary({ revision: 2 ** 60 }, null), typed('invalid_value', 'incoming.revision'));
+    });
+  });
+
+  describe(`${name}: every entry validates`, () => {
+    test('subscribe(42), pendingOwner(task, 42) → invalid_type', () => {
+      const store = new tp.ProjectionStore();
+      assert.throws(() => store.subscribe(42), typed('invalid_type', 'listener'));
+      assert.throws(() => store.pendingOwner(T, 42), typed('invalid_type', 'preferredSessionId'));
+      store.free();
+    });
+
+    test('after dispose() or free() every method throws disposed; settleSelection settles inert', async () => {
+      for (const end of ['dispose', 'free']) {
+        const store = new tp.ProjectionStore();
+        const calls = [];
+        store.subscribe((c) => calls.push(c));
+        const { ticket } = store.beginSelection(T);
+        store.applySessionList(T, [session('sess-a')]);
+        store[end]();
+        store[end]();
+        assert.throws(() => store.applyMessageEvent('added', message('m1')), typed('disposed', 'this'));
+        assert.throws(() => store.sessionPendingAction('sess-a'), typed('disposed'));
+        assert.throws(() => store.version(), typed('disposed'));
+        assert.deepEqual(store.settleSelection(ticket, { sessions: [] }), { kind: 'inert' });
+        store.free();
+        await tick();
+        assert.deepEqual(calls, [], 'no listener called after the end');
+      }
+    });
+
+    test('the boundary methods are not reachable from the public object', () => {
+      const store = new tp.ProjectionStore();
+      for (const name of ['__scratch', '__intern', '__applyMessage', '__sessionQuery', '__internReset', '__takeChanges', '__track', '__wbg_ptr']) {
+        assert.equal(store[name], undefined, name);
+      }
+      assert.deepEqual(Object.getOwnPropertyNames(store), []);
+      assert.deepEqual(Object.getOwnPropertySymbols(store), []);
+      store.free();
+    });
+
+    test('error messages quote at most ~200 characters of a 10 MB value', () => {
+      const huge = 'x'.repeat(10_000_000);
+      const store = new tp.ProjectionStore();
+      assert.throws(() => store.applyMessageEvent(huge, message('m1')), typed('invalid_value', 'kind'));
+      assert.throws(() => tp.compareRevisions({ epoch: huge, sequence: 1 }, { epoch: '1', sequence: 1 }), typed('malformed_epoch', 'a.epoch'));
+      assert.throws(() => tp.taskPendingAction([session('s', 'RUNNING', { pending_action: huge })]), typed('invalid_value', 'sessions[0].pending_action'));
+      store.free();
+    });
+  });
+}
+
+describe('the raw wasm side checks its own arguments', () => {
+  test('__scratch and __intern with hostile arguments throw typed errors, never trap', () => {
+    const raw = new rawMain.ProjectionStore();
+    assert.throws(() => raw.__scratch(2 ** 32 - 1), typed('invalid_value'));
+    assert.throws(() => raw.__scratch(-1), typed('invalid_value'));
+    assert.throws(() => raw.__intern(123), typed('invalid_value'));
+    assert.equal(typeof raw.__intern('ok'), 'number');
+    raw.free();
+  });
+});
+
+describe('one field mapping (the fast-path codes: tests/boundary_codes.rs)', () => {
+  test('the written-out message reader copies exactly what the generic walk copies', () => {
+    const odd = [
+      message('m1'), { ...message('m2'), metadata: null }, { ...message('m3'), metadata: [1] }, { message_id: 'm4', session_id: 's' },
+      { ...message('m5'), pending_action_revision: { epoch: 7, sequence: 2n ** 60n } }, { ...message('m6'), pending_action_revision: 'r', type: {} },
+      { ...message('m7'), metadata: { status: [], pending_id: () => 1, question_total: '2' } }, 42, null, [message('m8')],
+    ];
+    for (const node of [MESSAGE, MESSAGE_EVENT]) {
+      const generic = { ...node }; // same schema, another identity: the generic walk
+      for (const v of odd) {
+        assert.deepEqual(readArg(v, node, 'payload'), readArg(v, generic, 'payload'), JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `${x}n` : x)));
+      }
+    }
+  });
+
+  test('the copies hold every key the wasm decoders read, on every scenario input', () => {
+    // Run the raw store decoders on recording Proxies over the fixture inputs (well-behaved
+    // proxies: reads only) and check that each key they read is one read.js copies.
+    const cases = JSON.parse(fs.readFileSync(new URL('../fixtures/store_scenarios.json', import.meta.url), 'utf8')).cases;
+    const schemaOf = { applySessionList: [null, SESSIONS], applyTurnList: [null, TURNS], applyMessagePage: [null, MESSAGES],
+      applyMessageEvent: [null, MESSAGE_EVENT], applyTaskSnapshot: [null, TASK_INPUTS] };
+    let checked = 0;
+    for (const c of cases) {
+      for (const step of c.steps) {
+        const schemas = schemaOf[step.call];
+        if (!schemas) continue;
+        schemas.forEach((schema, i) => {
+          if (schema === null || step.args[i] === undefined) return;
+          const missing = [];
+          const raw = new rawMain.ProjectionStore();
+          const args = step.args.slice();
+          if (step.call === 'applyTaskSnapshot') args[0] = raw.beginTaskFetch();
+          args[i] = record(step.args[i], schema, '', missing);
+          try { raw[step.call](...args); } catch { /* a rejection is fine: the reads are what count */ }
+          raw.free();
+          assert.deepEqual(missing, [], `${c.name}: ${step.call} reads keys read.js does not copy`);
+          checked++;
+        });
+      }
+    }
+    assert.ok(checked > 50, `checked ${checked} inputs`);
+  });
+});
+
+/** A read-only recording view of `value`: a read of a key `node` does not copy lands in `missing`. */
+function record(value, node, at, missing) {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const of = node && node.t === 2 ? node.of : undefined;
+    return value.map((v, i) => record(v, of, `${at}[${i}]`, missing));
+  }
+  const keys = node && (node.t === 1 || node.t === 3) ? node.of : {};
+  return new Proxy(value, {
+    get(target, key) {
+      if (typeof key === 'string' && !(key in keys)) missing.push(`${at}.${key}`);
+      return record(target[key], keys[key], `${at}.${String(key)}`, missing);
+    },
+  });
+}
