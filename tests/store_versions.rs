@@ -55,3 +55,22 @@ fn removing_a_session_touches_its_task() {
         assert!(store.take_changes().tasks.iter().any(|t| &**t == "t0"));
     }
 }
+
+#[test]
+fn a_summary_event_that_makes_a_task_known_touches_it() {
+    let mut store = Store::new();
+    list(&mut store, "t0", json!([waiting("s1")]));
+    let before = store.task_version("t0");
+    let (action_before, _) = store.task_pending_action("t0");
+    store.set_change_tracking(true);
+    let event = json!({"task_id": "t0"});
+    api::apply_status_summary_event(&mut store, &Json::new(&event), |v| {
+        v.0.cloned().unwrap_or(Value::Null)
+    })
+    .unwrap();
+    let (action_after, _) = store.task_pending_action("t0");
+    if action_after != action_before {
+        assert_ne!(store.task_version("t0"), before);
+        assert!(store.take_changes().tasks.iter().any(|t| &**t == "t0"));
+    }
+}

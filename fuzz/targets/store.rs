@@ -30,7 +30,7 @@
 //! * an answer changes only with its version (`session_version`, `discovery_version`,
 //!   `task_version`) and its id in `take_changes()` (not checked for a task one of whose
 //!   sessions the inputs also gave to another task: outside the backend's premise, see
-//!   `Harness::moved`; nor, unless `FUZZ_KNOWN_BUGS=0`, where a known unfixed bug changes it:
+//!   `Harness::moved`; nor, with `FUZZ_KNOWN_BUGS=1`, where a listed (now fixed) bug changes it:
 //!   see `known_bugs`);
 //! * at the end, when a call was accepted, replaying the accepted calls into a fresh store
 //!   without queries in between gives the same digest and answers (the cached current turn is
@@ -1100,9 +1100,8 @@ const QUERIES: [&str; 8] = [
     "pendingOwner",
 ];
 
-/// Whether the checks step around the store bugs found and not fixed yet (default; set
-/// `FUZZ_KNOWN_BUGS=0` to check them too, e.g. to verify a fix against
-/// fuzz/regressions/store/):
+/// Whether the checks step around the store bugs listed here (only with `FUZZ_KNOWN_BUGS=1`;
+/// by default they are checked: the bug below is fixed, fuzz/regressions/store/ replays it):
 /// * `summary-event-marks-task-known`: `applyStatusSummaryEvent` without a summary (key absent
 ///   or `null`) answers `Unchanged` but sets the task's `known` flag (src/store/tasks.rs
 ///   `apply_status_summary_event`) without `touch_task`; a task known only through its session
@@ -1110,7 +1109,7 @@ const QUERIES: [&str; 8] = [
 ///   `effective_action`) without `task_version` or `take_changes()`.
 fn known_bugs() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FUZZ_KNOWN_BUGS").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| std::env::var("FUZZ_KNOWN_BUGS").is_ok_and(|v| v == "1"))
 }
 
 impl Harness {

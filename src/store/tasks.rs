@@ -110,12 +110,20 @@ impl<P: Clone> ProjectionStore<P> {
             return Reason::TaskRemoved;
         }
         let task = self.tasks.entry(Box::from(task_id)).or_default();
-        task.known = true;
+        // Becoming known can change the task's action (SPEC §4 reads the legacy field of a
+        // known task): the task is touched even when no summary is taken.
+        let newly_known = !std::mem::replace(&mut task.known, true);
         let held = task.summary.as_ref().map(HeldSummary::revision);
         let Some(incoming) = summary else {
+            if newly_known {
+                self.touch_task(task_id);
+            }
             return Reason::Unchanged;
         };
         if !is_newer_summary(Some(incoming.0.revision), held) {
+            if newly_known {
+                self.touch_task(task_id);
+            }
             return Reason::OlderRevisionRejected;
         }
         task.summary = Some(HeldSummary::held(incoming));
