@@ -1,12 +1,11 @@
-// The package's stateless functions: each reads its arguments once into plain copies
-// (./read.js), calls the wasm export with the copies only, and hands back the caller's own
-// objects where the answer is one of them (the export returns their indices). `boundedLoad` is
-// plain JS: it runs no engine rule, only waits.
+// The package's stateless functions: each reads its arguments once onto the tape (./read.js),
+// calls the wasm export, which takes them from there, and hands back the caller's own objects
+// where the answer is one of them (the export returns their indices). `boundedLoad` is plain JS:
+// it runs no engine rule, only waits.
 import * as raw from './task_projection.js';
 import {
-  readArg, readItems, original, taskProjectionError, typeName, LEAF, MESSAGE, TURN, TURNS, MESSAGES,
-  SESSIONS, SCOPE, REVISION, PROJECTION, TASK, SUMMARY, SESSION_INPUT, RESOLVE_INPUT,
-  SELECTION_INPUT, FETCHED_INPUT,
+  tape, taskProjectionError, typeName, LEAF, TURN, TURNS, MESSAGE, MESSAGES, SESSIONS, SCOPE, REVISION,
+  PROJECTION, TASK, SUMMARY, SESSION_INPUT, RESOLVE_INPUT, SELECTION_INPUT, FETCHED_INPUT,
 } from './read.js';
 
 /** The caller's items at `indices` (a Uint32Array from wasm). */
@@ -16,90 +15,107 @@ function pick(items, indices) {
   return out;
 }
 
-/** Items and copies of an array argument; a non-array goes to wasm as its stand-in. */
-function itemsOf(value, node, name) {
-  const read = readItems(value, node, name);
-  return read !== undefined ? read : { items: [], copies: readArg(value, LEAF, name) };
+/** `f()` after one argument went onto the tape. */
+function one(f, value, node, name) {
+  tape().arg(value, node, name).send();
+  return f();
+}
+
+/** `f()` after two arguments went onto the tape. */
+function two(f, a, nodeA, nameA, b, nodeB, nameB) {
+  tape().arg(a, nodeA, nameA).arg(b, nodeB, nameB).send();
+  return f();
+}
+
+/** No `scope` argument (visibleTurnHistory). */
+const NO_SCOPE = {};
+
+/** The caller's elements of `list` at the indices `f` returns (`list` and `scope` on the tape). */
+function picked(f, list, node, name, scope) {
+  const t = tape();
+  const items = t.items(list, node, name);
+  if (scope !== NO_SCOPE) t.arg(scope, SCOPE, 'scope');
+  t.send();
+  return pick(items, f());
 }
 
 export function currentTurnId(turns, sessionState) {
-  return raw.currentTurnId(readArg(turns, TURNS, 'turns'), readArg(sessionState, LEAF, 'sessionState'));
+  return two(raw.currentTurnId, turns, TURNS, 'turns', sessionState, LEAF, 'sessionState');
 }
 
 export function visibleTurnHistory(turns) {
-  const t = itemsOf(turns, TURN, 'turns');
-  return pick(t.items, raw.visibleTurnHistory(t.copies));
+  return picked(raw.visibleTurnHistory, turns, TURN, 'turns', NO_SCOPE);
 }
 
 export function findPendingClarification(messages, scope) {
-  const m = itemsOf(messages, MESSAGE, 'messages');
-  const i = raw.findPendingClarification(m.copies, readArg(scope, SCOPE, 'scope'));
-  return i < 0 ? null : m.items[i];
+  const t = tape();
+  const items = t.items(messages, MESSAGE, 'messages');
+  t.arg(scope, SCOPE, 'scope').send();
+  const i = raw.findPendingClarification();
+  return i < 0 ? null : items[i];
 }
 
 export function pendingClarificationBundle(messages, scope) {
-  const m = itemsOf(messages, MESSAGE, 'messages');
-  return pick(m.items, raw.pendingClarificationBundle(m.copies, readArg(scope, SCOPE, 'scope')));
+  return picked(raw.pendingClarificationBundle, messages, MESSAGE, 'messages', scope);
 }
 
 export function visibleTranscriptMessages(messages, scope) {
-  const m = itemsOf(messages, MESSAGE, 'messages');
-  return pick(m.items, raw.visibleTranscriptMessages(m.copies, readArg(scope, SCOPE, 'scope')));
+  return picked(raw.visibleTranscriptMessages, messages, MESSAGE, 'messages', scope);
 }
 
 export function hasPendingPermission(messages) {
-  return raw.hasPendingPermission(readArg(messages, MESSAGES, 'messages'));
+  return one(raw.hasPendingPermission, messages, MESSAGES, 'messages');
 }
 
 export function sessionPendingAction(input) {
-  return raw.sessionPendingAction(readArg(input, SESSION_INPUT, 'input'));
+  return one(raw.sessionPendingAction, input, SESSION_INPUT, 'input');
 }
 
 export function taskPendingAction(sessions) {
-  return raw.taskPendingAction(readArg(sessions, SESSIONS, 'sessions'));
+  return one(raw.taskPendingAction, sessions, SESSIONS, 'sessions');
 }
 
 export function effectiveTaskPendingAction(task) {
-  return raw.effectiveTaskPendingAction(readArg(task, TASK, 'task'));
+  return one(raw.effectiveTaskPendingAction, task, TASK, 'task');
 }
 
 export function compareRevisions(a, b) {
-  return raw.compareRevisions(readArg(a, REVISION, 'a'), readArg(b, REVISION, 'b'));
+  return two(raw.compareRevisions, a, REVISION, 'a', b, REVISION, 'b');
 }
 
 export function canReplaceRevision(held, incoming) {
-  return raw.canReplaceRevision(readArg(held, REVISION, 'held'), readArg(incoming, REVISION, 'incoming'));
+  return two(raw.canReplaceRevision, held, REVISION, 'held', incoming, REVISION, 'incoming');
 }
 
 export function mergePendingProjection(held, incoming) {
-  return raw.mergePendingProjection(readArg(held, PROJECTION, 'held'), readArg(incoming, PROJECTION, 'incoming'));
+  return two(raw.mergePendingProjection, held, PROJECTION, 'held', incoming, PROJECTION, 'incoming');
 }
 
 export function resolveTaskSessionId(input) {
-  return raw.resolveTaskSessionId(readArg(input, RESOLVE_INPUT, 'input'));
+  return one(raw.resolveTaskSessionId, input, RESOLVE_INPUT, 'input');
 }
 
 export function selectionOutcome(input) {
-  return raw.selectionOutcome(readArg(input, SELECTION_INPUT, 'input'));
+  return one(raw.selectionOutcome, input, SELECTION_INPUT, 'input');
 }
 
 export function isNewerStatusSummary(incoming, held) {
-  return raw.isNewerStatusSummary(readArg(incoming, SUMMARY, 'incoming'), readArg(held, SUMMARY, 'held'));
+  return two(raw.isNewerStatusSummary, incoming, SUMMARY, 'incoming', held, SUMMARY, 'held');
 }
 
+/** The summary to hold: the caller's own object (the export returns its index among the kept). */
 export function mergeFetchedStatusSummary(input) {
-  const copy = readArg(input, FETCHED_INPUT, 'input');
-  const chosen = raw.mergeFetchedStatusSummary(copy);
-  const summary = chosen === 0 ? copy.held : chosen === 1 ? copy.response.status_summary : null;
-  return summary === undefined || summary === null ? null : original(summary);
+  const kept = tape().arg(input, FETCHED_INPUT, 'input').send();
+  const i = raw.mergeFetchedStatusSummary();
+  return i < 0 ? null : kept[i];
 }
 
 export function normalizeStartPolicy(value) {
-  return raw.normalizeStartPolicy(readArg(value, LEAF, 'value'));
+  return one(raw.normalizeStartPolicy, value, LEAF, 'value');
 }
 
 export function normalizeEndPolicy(value) {
-  return raw.normalizeEndPolicy(readArg(value, LEAF, 'value'));
+  return one(raw.normalizeEndPolicy, value, LEAF, 'value');
 }
 
 /** The longest timer a platform keeps (2^31 - 1 ms, about 24.8 days). */

@@ -1,17 +1,22 @@
 // The read-once boundary. Every value a caller passes is read here, in JS, exactly once, before
-// anything crosses into wasm: the fields the engine reads (a schema per argument) are copied into
-// fresh plain objects and arrays, and only those copies are passed to the wasm exports. So
+// anything crosses into wasm. What the engine reads of it (a schema per argument) is written onto
+// the tape: 32-bit words and UTF-8 bytes that `send()` copies into wasm memory right before the
+// call, which then decodes them with the one Rust decoder (src/wire/tape.rs has the format). So
 //   - no caller code (a getter, a Proxy trap, a throwing `length`) ever runs under a wasm frame,
-//     where an exception would unwind past Rust without restoring its stack or its borrows;
+//     where an exception would unwind past Rust without restoring its stack or its borrows, and
+//     no JS value is read from wasm at all;
 //   - a getter that changes its value between reads cannot make two parts of the engine see two
 //     different values: there is one read;
 //   - a caller's exception becomes a TaskProjectionError `unreadable_value` (the caller's own
 //     exception is its `cause`), thrown before any state changed;
 //   - strings that UTF-8 cannot carry (lone surrogates) are refused here with `invalid_value`, so
 //     two distinct ids can never collapse into one on the way in (docs/decisions.md).
-// Values of a type the engine does not expect at a position are replaced by an empty stand-in of
-// the same kind (`[]`, `{}`, a function), so the wasm decoder reports the same typed error without
-// touching the caller's object. Plain comparisons only: old WebViews run this file too.
+// Values of a type the engine does not expect at a position are written as an empty stand-in of
+// the same kind (`[]`, `{}`, a function), so the decoder reports the same typed error without
+// touching the caller's object. The message fast path of store.js reads messages into plain
+// copies instead (`readArg`, `readItems`: the same reads, written out). Plain comparisons only:
+// old WebViews run this file too.
+import { __tape, __tapeBytes, __memory } from './task_projection.js';
 
 /** A TaskProjectionError, shaped like the ones the wasm side throws. */
 export function taskProjectionError(code, field, message, cause) {
@@ -55,27 +60,25 @@ export const MAX_ELEMENTS = 1 << 24;
 const LEAF = 0;
 const OBJECT = 1;
 const ARRAY = 2;
-/** An object the engine keeps and hands back (a status summary): read like OBJECT, and the copy
- * is mapped back to the caller's object by `original()`. */
+/** An object the engine keeps and hands back (a status summary): read like OBJECT, and the
+ * caller's object itself is passed along (`send()` returns them). */
 const KEPT = 3;
 
-const obj = (keys) => ({ t: OBJECT, keys: Object.keys(keys), of: keys });
-const arr = (of) => ({ t: ARRAY, of });
-const kept = (node) => ({ t: KEPT, keys: node.keys, of: node.of });
+// Every node has the same fields from the start (one hidden class: the walk stays monomorphic);
+// `nodes` are the nodes of `keys`, and `shape*` remember where the node's shape was written on
+// which tape.
+const node = (t, keys, of) => ({
+  t, keys, of, nodes: keys.map((k) => of[k]), shapeTape: undefined, shapeGen: 0, shapeAt: 0, write: undefined,
+});
+const obj = (keys) => node(OBJECT, Object.keys(keys), keys);
+const arr = (of) => ({ t: ARRAY, keys: [], of, nodes: [], shapeTape: undefined, shapeGen: 0, shapeAt: 0, write: undefined });
+const kept = (n) => node(KEPT, n.keys, n.of);
 
 const EMPTY_ARRAY = Object.freeze([]);
 const EMPTY_OBJECT = Object.freeze({});
 const A_FUNCTION = Object.freeze(function standIn() {});
-
-/** Copy of a kept object → the caller's object. */
-const ORIGINALS = new WeakMap();
-
-/** The caller's object a kept copy was made from (the value itself when it is not a copy). */
-export function original(value) {
-  if (value === null || typeof value !== 'object') return value;
-  const o = ORIGINALS.get(value);
-  return o === undefined ? value : o;
-}
+/** The schema of a stand-in object: no keys. */
+const NO_KEYS = obj({});
 
 // The path of the value being read (keys and indices), for error messages. Reset per call.
 const path = [];
@@ -104,42 +107,18 @@ function leaf(v) {
   return v; // number, boolean, bigint, undefined, symbol: primitives, safe to pass
 }
 
+/** A plain copy of `v` read by `node`: a message (MESSAGE, MESSAGE_EVENT) or a leaf. */
 function read(v, node) {
-  if (node === LEAF) return leaf(v);
   if (node === MESSAGE || node === MESSAGE_EVENT) return readMessage(v, node === MESSAGE_EVENT);
-  if (node.t === ARRAY) {
-    if (typeof v !== 'object' || v === null || !Array.isArray(v)) return leaf(v);
-    const n = checkedLength(v);
-    const out = new Array(n);
-    const of = node.of;
-    for (let i = 0; i < n; i++) {
-      path.push(i);
-      out[i] = read(v[i], of);
-      path.pop();
-    }
-    return out;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return leaf(v);
-  const keys = node.keys;
-  const of = node.of;
-  // Every schema key is set (undefined when absent): the engine treats both alike, and no read
-  // of a copy ever reaches a prototype.
-  const out = {};
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i];
-    path.push(k);
-    out[k] = read(v[k], of[k]);
-    path.pop();
-  }
-  if (node.t === KEPT) ORIGINALS.set(out, v);
-  return out;
+  return leaf(v);
 }
 
 /**
- * `read(v, MESSAGE)` / `read(v, MESSAGE_EVENT)` written out: the hot inputs (every WebSocket
- * message event, every REST page row). The same reads in the same order and the same copy as the
- * generic walk (tests/js/boundary.test.mjs compares them), without its per-key bookkeeping: the
- * key being read is kept in `key` for error paths.
+ * A message (MESSAGE) or message event (MESSAGE_EVENT) read into a plain copy: the hot inputs of
+ * store.js's fast path (every WebSocket message event, every REST page row). The same reads in the
+ * same order as the tape's walk by the schema (tests/js/boundary.test.mjs checks that the tape of
+ * the copy is the tape of the original), without its per-key bookkeeping: the key being read is
+ * kept in `key` for error paths.
  */
 function readMessage(v, event) {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return leaf(v);
@@ -290,6 +269,487 @@ export function readItems(value, node, name) {
   }
 }
 
+// ---- the tape (src/wire/tape.rs: the format) -----------------------------------------------------
+
+/** Cell tags (`tape::tag` in Rust; tests/boundary_codes.rs compares them). */
+export const TAG = Object.freeze({
+  undefined: 0, null: 1, false: 2, true: 3, int: 4, number: 5, big: 6, other: 7, string: 8, array: 9, object: 10, kept: 11,
+});
+/** A cell's payload (an INT's value, a block's word index) is below this. */
+const PAYLOAD_LIMIT = 1 << 28;
+/** Tape buffers beyond these sizes are released by wasm after the call (`LARGE_WORDS`,
+ * `LARGE_BYTES` in src/wasm/convert.rs), so room is asked for again. */
+export const LARGE_WORDS = 1 << 18;
+export const LARGE_BYTES = 1 << 20;
+/** The root block (the call's arguments) starts after the two header words. */
+const ROOT = 2;
+const MAX_ARGS = 3;
+
+const F64 = new Float64Array(1);
+const F64_WORDS = new Uint32Array(F64.buffer);
+const BIG = typeof BigInt === 'function'
+  ? { zero: BigInt(0), max: BigInt('18446744073709551615'), mask: BigInt(0xffffffff), shift: BigInt(32) }
+  : undefined;
+const utf8 = new TextEncoder();
+
+class Tape {
+  constructor() {
+    this.w = new Uint32Array(256);
+    this.b = new Uint8Array(1024);
+    this.wn = 0;
+    this.bn = 0;
+    this.args = 0;
+    this.kept = [];
+    this.busy = false;
+    this.gen = 0;
+    // The cell of the last string written, by length mod 64: repeated ids and states are written
+    // once per call.
+    this.memoText = new Array(64);
+    this.memoCell = new Uint32Array(64);
+  }
+
+  /** `value` read by `node` as the next argument, named `name` in error paths. */
+  arg(value, node, name) {
+    root = name;
+    path.length = 0;
+    try {
+      this.push(put(this, value, node));
+    } catch (error) {
+      this.release();
+      throw unreadable(error);
+    }
+    return this;
+  }
+
+  /**
+   * An array argument read by `node` for its elements, which are returned (the caller's own
+   * objects, to hand back by index; none when `value` is not an array, which the decoder then
+   * reports).
+   */
+  items(value, node, name) {
+    root = name;
+    path.length = 0;
+    try {
+      if (typeof value !== 'object' || value === null || !Array.isArray(value)) {
+        this.push(leafCell(this, value));
+        return EMPTY_ARRAY;
+      }
+      const n = checkedLength(value);
+      const items = new Array(n);
+      const at = words(this, n + 1);
+      this.w[at] = n;
+      const w0 = this.wn;
+      const b0 = this.bn;
+      for (let i = 0; i < n; i++) {
+        if (i === SAMPLE && n > 4 * SAMPLE) project(this, n, i, w0, b0);
+        path.push(i);
+        const item = value[i];
+        items[i] = item;
+        const cell = put(this, item, node);
+        path.pop();
+        this.w[at + 1 + i] = cell;
+      }
+      this.push(cellOf(this, at, TAG.array));
+      return items;
+    } catch (error) {
+      this.release();
+      throw unreadable(error);
+    }
+  }
+
+  push(cell) {
+    this.w[ROOT + 1 + this.args] = cell;
+    this.args += 1;
+  }
+
+  /**
+   * Copies the tape into wasm memory for the call that follows at once, and returns the kept
+   * objects (the caller's own, in the order their cells index them).
+   */
+  send() {
+    const w = this.w;
+    w[0] = this.wn;
+    w[1] = this.bn;
+    w[ROOT] = this.args;
+    const m = wasmRoom(this.wn, this.bn);
+    m.words.set(this.wn === w.length ? w : w.subarray(0, this.wn));
+    if (this.bn > 0) m.bytes.set(this.b.subarray(0, this.bn));
+    const kept = this.kept;
+    this.release();
+    return kept;
+  }
+
+  release() {
+    this.busy = false;
+    this.kept = [];
+    if (this.w.length > LARGE_WORDS) this.w = new Uint32Array(256);
+    if (this.b.length > LARGE_BYTES) this.b = new Uint8Array(1024);
+  }
+}
+
+let spare = new Tape();
+
+/** A tape for one call's arguments (a fresh one when a caller's getter calls us re-entrantly). */
+export function tape() {
+  let t = spare;
+  if (t.busy) t = new Tape();
+  t.busy = true;
+  t.gen += 1;
+  t.wn = ROOT + 1 + MAX_ARGS;
+  t.bn = 0;
+  t.args = 0;
+  t.memoText.fill(undefined);
+  return t;
+}
+
+/** The wasm side's room for the tape: views of it, valid until wasm runs again. */
+const room = { words: 0, bytes: 0, wordsAt: 0, bytesAt: 0, buffer: undefined, W: undefined, B: undefined, memory: undefined };
+
+function wasmRoom(wn, bn) {
+  const r = room;
+  if (wn > r.words || bn > r.bytes || r.words > LARGE_WORDS || r.bytes > LARGE_BYTES) {
+    // Double up to the size wasm keeps; beyond it, exactly what this call needs.
+    const words = wn > LARGE_WORDS ? wn : Math.min(Math.max(wn, r.words * 2, 1024), LARGE_WORDS);
+    const bytes = bn > LARGE_BYTES ? bn : Math.min(Math.max(bn, r.bytes * 2, 4096), LARGE_BYTES);
+    r.wordsAt = __tape(words, bytes);
+    r.bytesAt = __tapeBytes();
+    r.words = words;
+    r.bytes = bytes;
+    r.buffer = undefined;
+  }
+  if (r.memory === undefined) r.memory = __memory();
+  const buffer = r.memory.buffer;
+  if (r.buffer !== buffer) {
+    r.W = new Uint32Array(buffer, r.wordsAt, r.words);
+    r.B = new Uint8Array(buffer, r.bytesAt, r.bytes);
+    r.buffer = buffer;
+  }
+  return { words: r.W, bytes: r.B };
+}
+
+/** Room for `n` more words; their index. */
+function words(t, n) {
+  const at = t.wn;
+  const end = at + n;
+  if (end > t.w.length) {
+    const w = new Uint32Array(Math.max(end, t.w.length * 2));
+    w.set(t.w.subarray(0, at));
+    t.w = w;
+  }
+  t.wn = end;
+  return at;
+}
+
+/** Room for `n` more bytes. */
+function bytes(t, n) {
+  const end = t.bn + n;
+  if (end > t.b.length) {
+    const b = new Uint8Array(Math.max(end, t.b.length * 2));
+    b.set(t.b.subarray(0, t.bn));
+    t.b = b;
+  }
+}
+
+/** Elements after which a long array's tape is sized from what they took (one growth instead of
+ * a doubling per size: each growth of a large buffer can cost the engine a garbage collection). */
+const SAMPLE = 64;
+
+/** Room for the rest of an array of `n` elements, `done` of which took the words and bytes since
+ * `w0` and `b0`, with a tenth to spare. */
+function project(t, n, done, w0, b0) {
+  const scale = (n - done) / done * 1.1;
+  const w = t.wn + Math.ceil((t.wn - w0) * scale);
+  const b = t.bn + Math.ceil((t.bn - b0) * scale);
+  if (w > t.w.length) {
+    const words = new Uint32Array(w);
+    words.set(t.w.subarray(0, t.wn));
+    t.w = words;
+  }
+  if (b > t.b.length) {
+    const bytes = new Uint8Array(b);
+    bytes.set(t.b.subarray(0, t.bn));
+    t.b = bytes;
+  }
+}
+
+function cellOf(t, at, tag) {
+  if (at >= PAYLOAD_LIMIT) throw refuse('invalid_value', 'too large to pass in one call');
+  return at * 16 + tag;
+}
+
+function put(t, v, node) {
+  if (node === LEAF) return leafCell(t, v);
+  if (node.t === ARRAY) {
+    if (typeof v !== 'object' || v === null || !Array.isArray(v)) return leafCell(t, v);
+    const n = checkedLength(v);
+    const at = words(t, n + 1);
+    t.w[at] = n;
+    const of = node.of;
+    const w0 = t.wn;
+    const b0 = t.bn;
+    for (let i = 0; i < n; i++) {
+      if (i === SAMPLE && n > 4 * SAMPLE) project(t, n, i, w0, b0);
+      path.push(i);
+      const cell = put(t, v[i], of);
+      path.pop();
+      // `t.w` is read after the element: writing it may have grown the words.
+      t.w[at + 1 + i] = cell;
+    }
+    return cellOf(t, at, TAG.array);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return leafCell(t, v);
+  return node.write !== undefined ? node.write(t, v) : object(t, v, node);
+}
+
+function object(t, v, node) {
+  const keys = node.keys;
+  const nodes = node.nodes;
+  const n = keys.length;
+  const isKept = node.t === KEPT;
+  const shape = shapeOf(t, node);
+  const first = isKept ? 2 : 1;
+  const at = words(t, n + first);
+  t.w[at] = shape;
+  if (isKept) {
+    t.w[at + 1] = t.kept.length;
+    t.kept.push(v);
+  }
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    path.push(k);
+    const cell = put(t, v[k], nodes[i]);
+    path.pop();
+    t.w[at + first + i] = cell;
+  }
+  return cellOf(t, at, isKept ? TAG.kept : TAG.object);
+}
+
+/** The shape block of `node`'s keys, written once per call. */
+function shapeOf(t, node) {
+  if (node.shapeTape === t && node.shapeGen === t.gen) return node.shapeAt;
+  const keys = node.keys;
+  const at = words(t, 1 + 2 * keys.length);
+  t.w[at] = keys.length;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    bytes(t, k.length);
+    t.w[at + 1 + 2 * i] = t.bn;
+    t.w[at + 2 + 2 * i] = k.length;
+    for (let j = 0; j < k.length; j++) t.b[t.bn + j] = k.charCodeAt(j); // schema keys are ASCII
+    t.bn += k.length;
+  }
+  node.shapeTape = t;
+  node.shapeGen = t.gen;
+  node.shapeAt = at;
+  return at;
+}
+
+// `object(t, v, node)` written out for the large inputs (turn and session lists, 10⁶ elements at
+// the scale the benchmark checks): the same reads in the same order and the same tape as the walk
+// by the schema (tests/js/boundary.test.mjs compares them), with named property reads instead of
+// the walk's keyed ones. All fields are read first (the key being read kept for error paths), then
+// written in the walk's order.
+
+/** A leaf field `key` of the object being written (the key completes an error's path). */
+function field(t, v, key) {
+  path.push(key);
+  const cell = leafCell(t, v);
+  path.pop();
+  return cell;
+}
+
+/** An object of three leaf fields by `node` (a turn's metadata) at field `key`, or its stand-in. */
+function three(t, node, key, isObject, m, a, b, c) {
+  if (!isObject) return field(t, m, key);
+  path.push(key);
+  const keys = node.keys;
+  const shape = shapeOf(t, node);
+  const at = words(t, 4);
+  t.w[at] = shape;
+  let cell = field(t, a, keys[0]);
+  t.w[at + 1] = cell;
+  cell = field(t, b, keys[1]);
+  t.w[at + 2] = cell;
+  cell = field(t, c, keys[2]);
+  t.w[at + 3] = cell;
+  path.pop();
+  return cellOf(t, at, TAG.object);
+}
+
+const isPlainObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function writeTurn(t, v) {
+  let key = 'id';
+  let id, started, created, updated, completed, m, lifecycle, pending, attempted;
+  let meta = false;
+  try {
+    id = v.id;
+    key = 'started_at'; started = v.started_at;
+    key = 'created_at'; created = v.created_at;
+    key = 'updated_at'; updated = v.updated_at;
+    key = 'completed_at'; completed = v.completed_at;
+    key = 'metadata'; m = v.metadata;
+    meta = isPlainObject(m);
+    if (meta) {
+      key = 'metadata.lifecycle_only'; lifecycle = m.lifecycle_only;
+      key = 'metadata.prompt_dispatch_pending'; pending = m.prompt_dispatch_pending;
+      key = 'metadata.prompt_dispatch_attempted'; attempted = m.prompt_dispatch_attempted;
+    }
+  } catch (error) {
+    throw unreadableAt(error, key);
+  }
+  const shape = shapeOf(t, TURN);
+  const at = words(t, 7);
+  t.w[at] = shape;
+  // Each cell is written after it is made: making it may grow the words (a new `t.w`).
+  let cell = field(t, id, 'id');
+  t.w[at + 1] = cell;
+  cell = field(t, started, 'started_at');
+  t.w[at + 2] = cell;
+  cell = field(t, created, 'created_at');
+  t.w[at + 3] = cell;
+  cell = field(t, updated, 'updated_at');
+  t.w[at + 4] = cell;
+  cell = field(t, completed, 'completed_at');
+  t.w[at + 5] = cell;
+  cell = three(t, TURN.of.metadata, 'metadata', meta, m, lifecycle, pending, attempted);
+  t.w[at + 6] = cell;
+  return cellOf(t, at, TAG.object);
+}
+
+function writeSession(t, v) {
+  let key = 'id';
+  let id, task, state, primary, action, r, updated, epoch, sequence;
+  let rev = false;
+  try {
+    id = v.id;
+    key = 'task_id'; task = v.task_id;
+    key = 'state'; state = v.state;
+    key = 'is_primary'; primary = v.is_primary;
+    key = 'pending_action'; action = v.pending_action;
+    key = 'pending_action_revision'; r = v.pending_action_revision;
+    rev = isPlainObject(r);
+    if (rev) {
+      key = 'pending_action_revision.epoch'; epoch = r.epoch;
+      key = 'pending_action_revision.sequence'; sequence = r.sequence;
+    }
+    key = 'updated_at'; updated = v.updated_at;
+  } catch (error) {
+    throw unreadableAt(error, key);
+  }
+  const shape = shapeOf(t, SESSION);
+  const at = words(t, 8);
+  t.w[at] = shape;
+  let cell = field(t, id, 'id');
+  t.w[at + 1] = cell;
+  cell = field(t, task, 'task_id');
+  t.w[at + 2] = cell;
+  cell = field(t, state, 'state');
+  t.w[at + 3] = cell;
+  cell = field(t, primary, 'is_primary');
+  t.w[at + 4] = cell;
+  cell = field(t, action, 'pending_action');
+  t.w[at + 5] = cell;
+  if (rev) {
+    path.push('pending_action_revision');
+    const revShape = shapeOf(t, REVISION);
+    const r0 = words(t, 3);
+    t.w[r0] = revShape;
+    cell = field(t, epoch, 'epoch');
+    t.w[r0 + 1] = cell;
+    cell = field(t, sequence, 'sequence');
+    t.w[r0 + 2] = cell;
+    path.pop();
+    cell = cellOf(t, r0, TAG.object);
+  } else {
+    cell = field(t, r, 'pending_action_revision');
+  }
+  t.w[at + 6] = cell;
+  cell = field(t, updated, 'updated_at');
+  t.w[at + 7] = cell;
+  return cellOf(t, at, TAG.object);
+}
+
+function leafCell(t, v) {
+  switch (typeof v) {
+    case 'string':
+      return textCell(t, v);
+    case 'number':
+      // An integer in the payload (not -0); any other Number by its bits.
+      if (v >= 0 && v < PAYLOAD_LIMIT && v === Math.floor(v) && (v !== 0 || 1 / v > 0)) return v * 16 + TAG.int;
+      return pair(t, TAG.number, v);
+    case 'boolean':
+      return v ? TAG.true : TAG.false;
+    case 'undefined':
+      return TAG.undefined;
+    case 'bigint':
+      if (v >= BIG.zero && v <= BIG.max) {
+        const at = words(t, 2);
+        t.w[at] = Number(v & BIG.mask);
+        t.w[at + 1] = Number(v >> BIG.shift);
+        return cellOf(t, at, TAG.big);
+      }
+      return TAG.other;
+    case 'object': {
+      if (v === null) return TAG.null;
+      // A stand-in of the same kind: the caller's object is not read.
+      if (Array.isArray(v)) {
+        const at = words(t, 1);
+        t.w[at] = 0;
+        return cellOf(t, at, TAG.array);
+      }
+      const at = words(t, 1);
+      t.w[at] = shapeOf(t, NO_KEYS);
+      return cellOf(t, at, TAG.object);
+    }
+    default:
+      return TAG.other; // a function, a symbol
+  }
+}
+
+function pair(t, tag, n) {
+  F64[0] = n;
+  const at = words(t, 2);
+  t.w[at] = F64_WORDS[0];
+  t.w[at + 1] = F64_WORDS[1];
+  return cellOf(t, at, tag);
+}
+
+/**
+ * `text` as UTF-8 into `bytes` from `start`, which has room for 3 bytes per UTF-16 unit; its
+ * length in bytes. ASCII is copied here, the rest by TextEncoder (store.js's fast path too).
+ */
+export function utf8Into(bytes, start, text) {
+  const n = text.length;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x7f) break;
+    bytes[start + i] = c;
+  }
+  if (i === n) return n;
+  return i + utf8.encodeInto(i === 0 ? text : text.slice(i), bytes.subarray(start + i)).written;
+}
+
+/** A string's cell: its UTF-8 in the bytes. */
+function textCell(t, v) {
+  const slot = v.length & 63;
+  if (t.memoText[slot] === v) return t.memoCell[slot];
+  bytes(t, 3 * v.length);
+  const start = t.bn;
+  const length = utf8Into(t.b, start, v);
+  // Only text beyond ASCII is longer in UTF-8, and only it can hold a lone surrogate.
+  if (length !== v.length && !wellFormed(v)) throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+  t.bn = start + length;
+  const at = words(t, 2);
+  t.w[at] = start;
+  t.w[at + 1] = length;
+  const cell = cellOf(t, at, TAG.string);
+  t.memoText[slot] = v;
+  t.memoCell[slot] = cell;
+  return cell;
+}
+
 // ---- the schemas: what the wasm decoders read (src/wire/decode.rs, events.rs, api.rs,
 // store_api.rs). tests/js/boundary.test.mjs checks that every key the raw decoders read on every
 // scenario input is copied here.
@@ -323,6 +783,8 @@ export const SESSION = obj({
   pending_action_revision: REVISION,
   updated_at: LEAF,
 });
+TURN.write = writeTurn;
+SESSION.write = writeSession;
 export const SUMMARY = obj({ revision: LEAF, pending_action: LEAF });
 const TASK_KEYS = {
   id: LEAF,
@@ -383,4 +845,17 @@ export const FETCHED_INPUT = obj({
 });
 export const SELECTION_OPTIONS = obj({ preferredSessionId: LEAF });
 export const SETTLE_OUTCOME = obj({ aborted: LEAF, timedOut: LEAF, error: LEAF, sessions: SESSIONS });
-export { LEAF };
+export { LEAF, NO_KEYS };
+
+/**
+ * Test hooks (tests import this file by path; no package entry re-exports it): `tapeOf(value,
+ * node, name)` is the tape one argument makes, as `{ words, bytes }` copies, without sending it.
+ */
+export const __testing = Object.freeze({
+  tapeOf(value, node, name) {
+    const t = tape().arg(value, node, name);
+    const out = { words: Array.from(t.w.subarray(0, t.wn)), bytes: Array.from(t.b.subarray(0, t.bn)) };
+    t.release();
+    return out;
+  },
+});

@@ -1,23 +1,24 @@
 // The package's `ProjectionStore`. It wraps the wasm class (which it keeps out of reach: the `__`
 // boundary methods are not on the public object) and does three things the wasm side must not:
-//   1. Reads every argument exactly once, in JS, into plain copies (./read.js) before anything
-//      crosses into wasm, so no caller code runs under a wasm frame and a call that throws has
-//      changed nothing (a page or a batch is read whole before its first row applies).
+//   1. Reads every argument exactly once, in JS (./read.js), before anything crosses into wasm:
+//      onto the tape the wasm methods take their arguments from, or, for messages, into plain
+//      copies for the fast path. So no caller code runs under a wasm frame, and a call that throws
+//      has changed nothing (a page or a batch is read whole before its first row applies).
 //   2. The fast path for the hot inputs (WebSocket message events, REST message pages): the few
 //      fields the rules read are passed as primitives in one call per message; the strings that
 //      repeat (session, task, turn, pending ids, types, statuses, epochs) by handle, the rest
 //      written into a scratch buffer in wasm memory. Only messages whose fields all have their
 //      ordinary types take it; anything else goes to the wasm decoder (the same copy), which
-//      reports the typed error. On the Rust side both paths build the message with one function
-//      (`wire::MessageFields::into_message`); tests/js/store.fastpath.test.mjs checks they agree.
+//      reports the typed error. On the Rust side both paths map the fields with one function
+//      (`wire::MessageMeaning::of`); tests/js/store.fastpath.test.mjs checks they agree.
 //   3. Listeners: kept here and called from a microtask with what changed (`__takeChanges`), so a
 //      listener, too, never runs under a wasm frame.
 // After `free()` or `dispose()` every method throws a TaskProjectionError `disposed`, except
 // `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 import {
-  readArg, readItems, original, taskProjectionError, typeName, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
-  MESSAGE_EVENT, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT, TASK_INPUT, TASK_INPUTS,
+  readArg, readItems, tape, utf8Into, taskProjectionError, typeName, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
+  MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT, TASK_INPUT, TASK_INPUTS,
   SELECTION_OPTIONS, SETTLE_OUTCOME,
 } from './read.js';
 
@@ -142,21 +143,9 @@ class Boundary {
   /** Writes `text` (or nothing) at `at` and returns its byte length, -1 when absent. */
   write(text) {
     if (text === undefined || text === null) return -1;
-    const n = text.length;
-    const bytes = this.bytes;
-    const start = this.at;
-    let i = 0;
-    for (; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c > 0x7f) break;
-      bytes[start + i] = c;
-    }
-    if (i < n) {
-      const { written } = encoder.encodeInto(text.slice(i), bytes.subarray(start + i));
-      i += written;
-    }
-    this.at = start + i;
-    return i;
+    const length = utf8Into(this.bytes, this.at, text);
+    this.at += length;
+    return length;
   }
 
   /** One message (fields as `messageFields` returns them) through `__applyMessage`. */
@@ -191,8 +180,6 @@ class Boundary {
     return typeof id === 'string' ? this.names.get(id) : undefined;
   }
 }
-
-const encoder = new TextEncoder();
 
 const defer = typeof queueMicrotask === 'function' ? queueMicrotask : (f) => { Promise.resolve().then(f); };
 
@@ -233,6 +220,16 @@ function changed(s) {
   });
 }
 
+/** The tape of a call with one argument (the wasm method takes it from there). */
+function one(value, node, name) {
+  return tape().arg(value, node, name).send();
+}
+
+/** The tape of a call with two arguments. */
+function two(a, nodeA, nameA, b, nodeB, nameB) {
+  return tape().arg(a, nodeA, nameA).arg(b, nodeB, nameB).send();
+}
+
 /** A typed error for an argument that must be a function. */
 function notAFunction(name, value) {
   return taskProjectionError('invalid_type', name, `${name}: expected a function, got ${typeName(value)}`);
@@ -258,13 +255,15 @@ export class ProjectionStore {
 
   applySessionList(taskId, sessions) {
     const s = live(this);
-    s.wasm.applySessionList(readArg(taskId, LEAF, 'taskId'), readArg(sessions, SESSIONS, 'sessions'));
+    two(taskId, LEAF, 'taskId', sessions, SESSIONS, 'sessions');
+    s.wasm.applySessionList();
     changed(s);
   }
 
   applyTurnList(sessionId, turns) {
     const s = live(this);
-    s.wasm.applyTurnList(readArg(sessionId, LEAF, 'sessionId'), readArg(turns, TURNS, 'turns'));
+    two(sessionId, LEAF, 'sessionId', turns, TURNS, 'turns');
+    s.wasm.applyTurnList();
     changed(s);
   }
 
@@ -281,7 +280,8 @@ export class ProjectionStore {
       for (let i = 0; i < copies.length; i++) {
         const f = messageFields(copies[i]);
         if (f === undefined) {
-          s.wasm.applyMessagePage(id, copies);
+          two(id, LEAF, 'sessionId', copies, MESSAGES, 'messages');
+          s.wasm.applyMessagePage();
           changed(s);
           return;
         }
@@ -296,7 +296,8 @@ export class ProjectionStore {
       changed(s);
       return;
     }
-    s.wasm.applyMessagePage(id, read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'));
+    two(id, LEAF, 'sessionId', read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'), MESSAGES, 'messages');
+    s.wasm.applyMessagePage();
     changed(s);
   }
 
@@ -306,7 +307,7 @@ export class ProjectionStore {
 
   applyTaskSnapshot(token, tasks) {
     const s = live(this);
-    s.wasm.applyTaskSnapshot(readArg(token, LEAF, 'token'), readArg(tasks, TASK_INPUTS, 'tasks'));
+    s.wasm.applyTaskSnapshot(two(token, LEAF, 'token', tasks, TASK_INPUTS, 'tasks'));
     changed(s);
   }
 
@@ -320,7 +321,8 @@ export class ProjectionStore {
     if (args !== undefined) {
       s.boundary.apply(args[0], args[1], args[2], args[3], args[4], args[5], args[6]);
     } else {
-      s.wasm.applyMessageEvent(readArg(kind, LEAF, 'kind'), copy);
+      two(kind, LEAF, 'kind', copy, MESSAGE_EVENT, 'payload');
+      s.wasm.applyMessageEvent();
     }
     changed(s);
   }
@@ -338,7 +340,8 @@ export class ProjectionStore {
       for (let i = 0; i < copies.length; i++) {
         const args = eventArgs(k, copies[i]);
         if (args === undefined) {
-          s.wasm.applyMessageEvents(readArg(kind, LEAF, 'kind'), copies);
+          two(kind, LEAF, 'kind', copies, MESSAGE_EVENTS, 'payloads');
+          s.wasm.applyMessageEvents();
           changed(s);
           return;
         }
@@ -354,53 +357,63 @@ export class ProjectionStore {
       changed(s);
       return;
     }
-    s.wasm.applyMessageEvents(readArg(kind, LEAF, 'kind'), read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'));
+    two(kind, LEAF, 'kind', read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'), MESSAGE_EVENTS, 'payloads');
+    s.wasm.applyMessageEvents();
     changed(s);
   }
 
   applyTurnEvent(payload) {
     const s = live(this);
-    s.wasm.applyTurnEvent(readArg(payload, TURN_EVENT, 'payload'));
+    one(payload, TURN_EVENT, 'payload');
+    s.wasm.applyTurnEvent();
     changed(s);
   }
 
   applySessionEvent(payload) {
     const s = live(this);
-    s.wasm.applySessionEvent(readArg(payload, SESSION_EVENT, 'payload'));
+    one(payload, SESSION_EVENT, 'payload');
+    s.wasm.applySessionEvent();
     changed(s);
   }
 
   applyStatusSummaryEvent(payload) {
     const s = live(this);
-    s.wasm.applyStatusSummaryEvent(readArg(payload, SUMMARY_EVENT, 'payload'));
+    s.wasm.applyStatusSummaryEvent(one(payload, SUMMARY_EVENT, 'payload'));
     changed(s);
   }
 
   applyTaskUpdated(payload) {
     const s = live(this);
-    s.wasm.applyTaskUpdated(readArg(payload, TASK_INPUT, 'payload'));
+    s.wasm.applyTaskUpdated(one(payload, TASK_INPUT, 'payload'));
     changed(s);
   }
 
   removeTask(taskId) {
     const s = live(this);
-    s.wasm.removeTask(readArg(taskId, LEAF, 'taskId'));
+    one(taskId, LEAF, 'taskId');
+    s.wasm.removeTask();
     changed(s);
   }
 
   // ---- queries ------------------------------------------------------------------------------
 
   taskPendingAction(taskId) {
-    return live(this).wasm.taskPendingAction(readArg(taskId, LEAF, 'taskId'));
+    const s = live(this);
+    one(taskId, LEAF, 'taskId');
+    return s.wasm.taskPendingAction();
   }
 
   /** The held summary: the caller's own object it came in as. */
   taskStatusSummary(taskId) {
-    return original(live(this).wasm.taskStatusSummary(readArg(taskId, LEAF, 'taskId')));
+    const s = live(this);
+    one(taskId, LEAF, 'taskId');
+    return s.wasm.taskStatusSummary();
   }
 
   pendingOwner(taskId, preferredSessionId) {
-    return live(this).wasm.pendingOwner(readArg(taskId, LEAF, 'taskId'), readArg(preferredSessionId, LEAF, 'preferredSessionId'));
+    const s = live(this);
+    two(taskId, LEAF, 'taskId', preferredSessionId, LEAF, 'preferredSessionId');
+    return s.wasm.pendingOwner();
   }
 
   lastReason() {
@@ -410,12 +423,15 @@ export class ProjectionStore {
   // ---- selection ----------------------------------------------------------------------------
 
   beginSelection(taskId, options) {
-    return live(this).wasm.beginSelection(readArg(taskId, LEAF, 'taskId'), readArg(options, SELECTION_OPTIONS, 'options'));
+    const s = live(this);
+    two(taskId, LEAF, 'taskId', options, SELECTION_OPTIONS, 'options');
+    return s.wasm.beginSelection();
   }
 
   setActiveTask(taskId) {
     const s = live(this);
-    s.wasm.setActiveTask(readArg(taskId, LEAF, 'taskId'));
+    one(taskId, LEAF, 'taskId');
+    s.wasm.setActiveTask();
     changed(s);
   }
 
@@ -424,7 +440,8 @@ export class ProjectionStore {
     // A load that resolves after the store went away settles inert (SPEC §6: never navigate).
     if (s !== undefined && s.wasm === undefined) return { kind: 'inert' };
     const store = live(this);
-    const result = store.wasm.settleSelection(readArg(ticket, LEAF, 'ticket'), readArg(outcome, SETTLE_OUTCOME, 'outcome'));
+    two(ticket, LEAF, 'ticket', outcome, SETTLE_OUTCOME, 'outcome');
+    const result = store.wasm.settleSelection();
     changed(store);
     return result;
   }
@@ -511,7 +528,9 @@ if (typeof Symbol === 'function' && Symbol.dispose) ProjectionStore.prototype[Sy
       value(sessionId) {
         const s = live(this);
         const h = s.boundary.known(sessionId);
-        return h !== undefined ? s.wasm.__sessionQuery(query, h) : s.wasm[name](readArg(sessionId, LEAF, 'sessionId'));
+        if (h !== undefined) return s.wasm.__sessionQuery(query, h);
+        one(sessionId, LEAF, 'sessionId');
+        return s.wasm[name]();
       },
     });
   });

@@ -3,7 +3,8 @@
 //! Decides what a user must see about their AI-agent tasks while REST snapshots and WebSocket
 //! events arrive late, twice or out of order. The rules of `SPEC.md` live in [`rules`] as pure
 //! functions over plain data, one module per rule family; [`wire`] validates the backend's JSON
-//! shapes (from `serde_json` natively, from JS values in the wasm binding) into rule types.
+//! shapes (from `serde_json` natively, from the tape `js/read.js` writes in the wasm binding) into
+//! rule types.
 //!
 //! * `rules` — no I/O, no JS, no allocation of wire objects: the only place decisions are made.
 //! * `wire` — translation of wire objects into rule types, with typed errors naming the field.

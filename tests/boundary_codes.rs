@@ -39,3 +39,49 @@ fn store_js_fast_codes_are_the_rust_ones() {
         .collect();
     assert_eq!(js_codes(), rust);
 }
+
+/// `name: value` pairs of `export const NAME = Object.freeze({ ... });` in a JS file.
+fn js_object(file: &str, name: &str) -> BTreeSet<(String, u32)> {
+    let js = std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let start = js
+        .find(&format!("export const {name} = Object.freeze({{"))
+        .unwrap_or_else(|| panic!("{file} defines {name}"));
+    let rest = &js[start..];
+    let body = &rest[rest.find('{').unwrap() + 1..rest.find("});").unwrap()];
+    body.split(',')
+        .filter_map(|pair| {
+            let (k, v) = pair.split_once(':')?;
+            Some((k.trim().to_owned(), v.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// `export const NAME = 1 << n;` in a JS file.
+fn js_shift(file: &str, name: &str) -> usize {
+    let js = std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let line = js
+        .lines()
+        .find(|l| l.starts_with(&format!("export const {name} = 1 << ")))
+        .unwrap_or_else(|| panic!("{file} defines {name} as 1 << n"));
+    let n: u32 = line
+        .rsplit("<< ")
+        .next()
+        .unwrap()
+        .trim_end_matches(';')
+        .parse()
+        .unwrap();
+    1 << n
+}
+
+#[test]
+fn read_js_tape_tags_and_sizes_are_the_rust_ones() {
+    use task_projection::wire::tape;
+    let rust: BTreeSet<(String, u32)> = tape::tag::ALL
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), *v))
+        .collect();
+    assert_eq!(js_object("js/read.js", "TAG"), rust);
+    assert_eq!(rust.len(), 12);
+    assert_eq!(js_shift("js/read.js", "LARGE_WORDS"), tape::LARGE_WORDS);
+    assert_eq!(js_shift("js/read.js", "LARGE_BYTES"), tape::LARGE_BYTES);
+}

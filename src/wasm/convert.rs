@@ -1,115 +1,119 @@
-//! Conversion helpers of the binding: [`Wire`] for `JsValue`, typed errors as JS `Error`s, and
-//! result builders. No rule logic.
+//! Conversion helpers of the binding: the tape buffer the arguments arrive in
+//! ([`crate::wire::tape`]), typed errors as JS `Error`s, and result builders. No rule logic.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 
-use crate::store::hash::HashMap;
-
-use js_sys::{Array, Object, Reflect};
-use wasm_bindgen::{JsCast, JsValue};
+use js_sys::{Object, Reflect};
+use wasm_bindgen::JsValue;
 
 use crate::error::WireError;
 use crate::rules::model::{PendingAction, Revision};
-use crate::wire::{Kind, Wire};
+use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS};
 
-thread_local! {
-    /// Property-name strings, created once: making a JS string from Rust costs more than the
-    /// property read itself. Keyed by the static key's address and length.
-    static KEYS: RefCell<HashMap<(usize, usize), JsValue>> = RefCell::new(HashMap::default());
+/// The tape buffers: `js/read.js` writes a call's arguments here right before the call.
+#[derive(Default)]
+struct Buffers {
+    words: Vec<u32>,
+    bytes: Vec<u8>,
 }
 
-/// A JS value seen through [`Wire`].
-#[derive(Clone, Debug)]
-pub struct Js(pub JsValue);
+thread_local! {
+    static TAPE: RefCell<Buffers> = RefCell::default();
+}
 
-impl Wire for Js {
-    fn kind(&self) -> Kind {
-        let v = &self.0;
-        if v.is_undefined() {
-            Kind::Undefined
-        } else if v.is_null() {
-            Kind::Null
-        } else if v.as_bool().is_some() {
-            Kind::Bool
-        } else if v.as_f64().is_some() {
-            Kind::Number
-        } else if v.is_string() {
-            Kind::String
-        } else if Array::is_array(v) {
-            Kind::Array
-        } else if v.is_object() && !v.is_function() {
-            Kind::Object
-        } else {
-            Kind::Other
+/// `__tape(words, bytes)` → the address of room for `words` words (the address of room for
+/// `bytes` bytes is `__tapeBytes()`), valid until the next `__tape` or a call that used a large
+/// tape. A size the memory cannot hold is a typed error, not an abort.
+pub fn tape_reserve(words: f64, bytes: f64) -> Result<u32, JsValue> {
+    let size = |n: f64, field: &str| {
+        crate::wire::integral_u64(n)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| misuse(field))
+    };
+    let (words, bytes) = (size(words, "words")?, size(bytes, "bytes")?);
+    TAPE.with(|tape| {
+        let mut tape = tape.try_borrow_mut().map_err(|_| misuse("tape"))?;
+        let too_large = || {
+            js_error(WireError::InvalidValue {
+                field: "arguments".into(),
+                problem: "too large for the memory left".into(),
+            })
+        };
+        grow(&mut tape.words, words).map_err(|_| too_large())?;
+        grow(&mut tape.bytes, bytes).map_err(|_| too_large())?;
+
+        // wasm32: an address fits u32.
+        u32::try_from(tape.words.as_ptr() as usize).map_err(|_| misuse("words"))
+    })
+}
+
+/// `v` at exactly `n` elements (zeroed).
+fn grow<T: Copy + Default>(
+    v: &mut Vec<T>,
+    n: usize,
+) -> Result<(), std::collections::TryReserveError> {
+    if n > v.len() {
+        v.try_reserve_exact(n.saturating_sub(v.len()))?;
+    }
+    v.resize(n, T::default());
+    Ok(())
+}
+
+/// `__tapeBytes()` → the address of the tape's bytes.
+pub fn tape_bytes() -> u32 {
+    TAPE.with(|tape| {
+        tape.try_borrow()
+            .ok()
+            .and_then(|t| u32::try_from(t.bytes.as_ptr() as usize).ok())
+            .unwrap_or(0)
+    })
+}
+
+/// `f` over the tape of the current call; a decoding error becomes a JS `TaskProjectionError`.
+pub fn with_tape<R>(f: impl FnOnce(Tape<'_>) -> Result<R, WireError>) -> Result<R, JsValue> {
+    // The generic part is only this: every export has its own copy of it, so the tape's
+    // borrowing and checks live once, in `on_tape`.
+    let mut f = Some(f);
+    let mut out = None;
+    on_tape(&mut |tape| out = f.take().map(|f| f(tape)))?;
+    out.ok_or_else(|| misuse("tape"))?.map_err(js_error)
+}
+
+#[inline(never)]
+fn on_tape(f: &mut dyn FnMut(Tape<'_>)) -> Result<(), JsValue> {
+    let large = TAPE.with(|tape| {
+        let tape = tape.try_borrow().map_err(|_| misuse("tape"))?;
+        let read = Tape::new(&tape.words, &tape.bytes).ok_or_else(|| misuse("tape"))?;
+        f(read);
+        Ok::<_, JsValue>(tape.words.len() > LARGE_WORDS || tape.bytes.len() > LARGE_BYTES)
+    })?;
+    if large {
+        TAPE.with(|tape| {
+            if let Ok(mut tape) = tape.try_borrow_mut() {
+                *tape = Buffers::default();
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Puts `tape` where the next call takes its arguments from, as `js/read.js` does (the
+/// wasm-bindgen tests call the exports this way).
+pub fn load_tape(tape: &crate::wire::tape::Writer) {
+    TAPE.with(|t| {
+        if let Ok(mut t) = t.try_borrow_mut() {
+            t.words.clone_from(&tape.words);
+            t.bytes.clone_from(&tape.bytes);
         }
-    }
+    });
+}
 
-    fn get(&self, key: &'static str) -> Self {
-        if !self.0.is_object() {
-            return Js(JsValue::UNDEFINED);
-        }
-        // Only `js/read.js` snapshots get here (plain objects and arrays, no getters, no
-        // proxies); a throwing read would still read as absent rather than unwind.
-        Js(KEYS.with(|keys| {
-            let mut keys = keys.borrow_mut();
-            let key = keys
-                .entry((key.as_ptr() as usize, key.len()))
-                .or_insert_with(|| JsValue::from_str(key));
-            Reflect::get(&self.0, key).unwrap_or(JsValue::UNDEFINED)
-        }))
-    }
-
-    fn len(&self) -> usize {
-        self.0
-            .dyn_ref::<Array>()
-            .map_or(0, |a| usize::try_from(a.length()).unwrap_or(0))
-    }
-
-    fn at(&self, index: usize) -> Self {
-        match (self.0.dyn_ref::<Array>(), u32::try_from(index)) {
-            (Some(array), Ok(index)) => Js(array.get(index)),
-            _ => Js(JsValue::UNDEFINED),
-        }
-    }
-
-    fn string(&self) -> Option<Cow<'_, str>> {
-        self.0.as_string().map(Cow::Owned)
-    }
-
-    // Each check below is one cheap call across the boundary; `kind` (up to six) is kept for
-    // error messages.
-    fn is_undefined(&self) -> bool {
-        self.0.is_undefined()
-    }
-
-    fn is_null(&self) -> bool {
-        self.0.is_null()
-    }
-
-    fn is_object(&self) -> bool {
-        self.0.is_object() && !Array::is_array(&self.0)
-    }
-
-    fn is_array(&self) -> bool {
-        Array::is_array(&self.0)
-    }
-
-    fn number(&self) -> Option<f64> {
-        self.0.as_f64()
-    }
-
-    fn boolean(&self) -> Option<bool> {
-        self.0.as_bool()
-    }
-
-    fn unsigned(&self) -> Option<u64> {
-        if self.0.is_bigint() {
-            return u64::try_from(self.0.clone()).ok();
-        }
-        // A Number beyond 2^53 - 1 may be a rounded larger integer: only a BigInt is exact there.
-        crate::wire::integral_u64(self.0.as_f64()?).filter(|&n| n <= MAX_SAFE_INTEGER)
-    }
+/// A boundary argument only the package's own JS could get wrong.
+pub fn misuse(field: &str) -> JsValue {
+    js_error(WireError::InvalidValue {
+        field: field.into(),
+        problem: "not a value the package's JS passes".into(),
+    })
 }
 
 /// A typed error as a JS `Error` with `name` `TaskProjectionError`, a stable `code` and the

@@ -2,17 +2,24 @@
 //! which calls exactly one rule, and converts the result back. No rule logic lives here.
 //!
 //! These exports are the package's internals: `js/api.js` and `js/store.js` wrap every one of
-//! them. The wrappers read each caller value exactly once, in JS, into plain objects (`js/read.js`)
-//! and pass only those here, so no caller code (a getter, a Proxy trap) ever runs under a wasm
-//! frame; results that are the caller's own objects are returned as indices and picked in JS.
+//! them. The wrappers read each caller value exactly once, in JS (`js/read.js`), and write what
+//! they read onto the tape ([`crate::wire::tape`]) right before the call; the exports take their
+//! arguments from the tape, so no JS value is read from here and no caller code (a getter, a
+//! Proxy trap) ever runs under a wasm frame. Results that are the caller's own objects are
+//! returned as indices and picked in JS.
 //!
 //! Declarations for TypeScript are hand-written in `types.d.ts` (shipped through a
 //! `typescript_custom_section`), so every export is typed precisely; the exports themselves skip
 //! wasm-bindgen's generated `any` signatures.
 
+mod alloc;
 mod convert;
 mod store;
 
+#[global_allocator]
+static ALLOCATOR: alloc::Geometric = alloc::Geometric;
+
+pub use convert::load_tape;
 pub use store::JsProjectionStore;
 
 use std::cmp::Ordering;
@@ -23,7 +30,27 @@ use wasm_bindgen::prelude::*;
 use crate::rules::summary::FetchedSummary;
 use crate::rules::turn::CurrentTurn;
 use crate::wire::api::{self, Selection};
-use convert::{js_error, set, Js};
+use crate::wire::Wire;
+use convert::{set, with_tape};
+
+/// `__tape(words, bytes)`: room for the next call's arguments ([`convert::tape_reserve`]).
+#[wasm_bindgen(js_name = __tape, skip_typescript)]
+pub fn tape(words: f64, bytes: f64) -> Result<u32, JsValue> {
+    convert::tape_reserve(words, bytes)
+}
+
+/// `__tapeBytes()`: the address of the tape's bytes.
+#[wasm_bindgen(js_name = __tapeBytes, skip_typescript)]
+pub fn tape_bytes() -> u32 {
+    convert::tape_bytes()
+}
+
+/// `__tapeMissed()`: how many key reads the shapes did not have since the last call
+/// ([`crate::wire::tape::take_missed`]; tests check the schemas of `js/read.js` with it).
+#[wasm_bindgen(js_name = __tapeMissed, skip_typescript)]
+pub fn tape_missed() -> u32 {
+    crate::wire::tape::take_missed()
+}
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("types.d.ts");
@@ -32,8 +59,8 @@ type JsResult = Result<JsValue, JsValue>;
 
 /// `currentTurnId(turns, sessionState?)` → `string | null | undefined`.
 #[wasm_bindgen(js_name = currentTurnId, skip_typescript)]
-pub fn current_turn_id(turns: JsValue, session_state: JsValue) -> JsResult {
-    match api::current_turn_id(&Js(turns), &Js(session_state)).map_err(js_error)? {
+pub fn current_turn_id() -> JsResult {
+    match with_tape(|t| api::current_turn_id(&t.arg(0), &t.arg(1)))? {
         CurrentTurn::Unknown => Ok(JsValue::UNDEFINED),
         CurrentTurn::None => Ok(JsValue::NULL),
         CurrentTurn::Turn(id) => Ok(JsValue::from_str(&id)),
@@ -43,15 +70,15 @@ pub fn current_turn_id(turns: JsValue, session_state: JsValue) -> JsResult {
 /// `visibleTurnHistory(turns)` → the indices of the turns to show, ascending (`js/api.js` hands
 /// back the caller's own turns at them).
 #[wasm_bindgen(js_name = visibleTurnHistory, skip_typescript)]
-pub fn visible_turn_history(turns: JsValue) -> Result<Vec<u32>, JsValue> {
-    let order = api::visible_turn_history(&Js(turns)).map_err(js_error)?;
+pub fn visible_turn_history() -> Result<Vec<u32>, JsValue> {
+    let order = with_tape(|t| api::visible_turn_history(&t.arg(0)))?;
     Ok(indices(&order))
 }
 
 /// `findPendingClarification(messages, scope?)` → the index of the pending request, or -1.
 #[wasm_bindgen(js_name = findPendingClarification, skip_typescript)]
-pub fn find_pending_clarification(messages: JsValue, scope: JsValue) -> Result<i32, JsValue> {
-    let found = api::find_pending_clarification(&Js(messages), &Js(scope)).map_err(js_error)?;
+pub fn find_pending_clarification() -> Result<i32, JsValue> {
+    let found = with_tape(|t| api::find_pending_clarification(&t.arg(0), &t.arg(1)))?;
     Ok(found
         .and_then(|index| i32::try_from(index).ok())
         .unwrap_or(-1))
@@ -59,18 +86,15 @@ pub fn find_pending_clarification(messages: JsValue, scope: JsValue) -> Result<i
 
 /// `pendingClarificationBundle(messages, scope?)` → the indices of the bundle's messages.
 #[wasm_bindgen(js_name = pendingClarificationBundle, skip_typescript)]
-pub fn pending_clarification_bundle(
-    messages: JsValue,
-    scope: JsValue,
-) -> Result<Vec<u32>, JsValue> {
-    let bundle = api::pending_clarification_bundle(&Js(messages), &Js(scope)).map_err(js_error)?;
+pub fn pending_clarification_bundle() -> Result<Vec<u32>, JsValue> {
+    let bundle = with_tape(|t| api::pending_clarification_bundle(&t.arg(0), &t.arg(1)))?;
     Ok(indices(&bundle))
 }
 
 /// `visibleTranscriptMessages(messages, scope?)` → the indices of the messages to show.
 #[wasm_bindgen(js_name = visibleTranscriptMessages, skip_typescript)]
-pub fn visible_transcript_messages(messages: JsValue, scope: JsValue) -> Result<Vec<u32>, JsValue> {
-    let visible = api::visible_transcript_messages(&Js(messages), &Js(scope)).map_err(js_error)?;
+pub fn visible_transcript_messages() -> Result<Vec<u32>, JsValue> {
+    let visible = with_tape(|t| api::visible_transcript_messages(&t.arg(0), &t.arg(1)))?;
     Ok(indices(&visible))
 }
 
@@ -84,36 +108,36 @@ fn indices(order: &[usize]) -> Vec<u32> {
 
 /// `hasPendingPermission(messages)` → boolean.
 #[wasm_bindgen(js_name = hasPendingPermission, skip_typescript)]
-pub fn has_pending_permission(messages: JsValue) -> JsResult {
-    let blocked = api::has_pending_permission(&Js(messages)).map_err(js_error)?;
+pub fn has_pending_permission() -> JsResult {
+    let blocked = with_tape(|t| api::has_pending_permission(&t.arg(0)))?;
     Ok(JsValue::from_bool(blocked))
 }
 
 /// `sessionPendingAction({ session, turns, messages })` → action or `null`.
 #[wasm_bindgen(js_name = sessionPendingAction, skip_typescript)]
-pub fn session_pending_action(input: JsValue) -> JsResult {
-    let action = api::session_pending_action(&Js(input)).map_err(js_error)?;
+pub fn session_pending_action() -> JsResult {
+    let action = with_tape(|t| api::session_pending_action(&t.arg(0)))?;
     Ok(convert::action(action))
 }
 
 /// `taskPendingAction(sessions)` → action or `null`.
 #[wasm_bindgen(js_name = taskPendingAction, skip_typescript)]
-pub fn task_pending_action(sessions: JsValue) -> JsResult {
-    let action = api::task_pending_action(&Js(sessions)).map_err(js_error)?;
+pub fn task_pending_action() -> JsResult {
+    let action = with_tape(|t| api::task_pending_action(&t.arg(0)))?;
     Ok(convert::action(action))
 }
 
 /// `effectiveTaskPendingAction(task)` → action or `null`.
 #[wasm_bindgen(js_name = effectiveTaskPendingAction, skip_typescript)]
-pub fn effective_task_pending_action(task: JsValue) -> JsResult {
-    let action = api::effective_task_pending_action(&Js(task)).map_err(js_error)?;
+pub fn effective_task_pending_action() -> JsResult {
+    let action = with_tape(|t| api::effective_task_pending_action(&t.arg(0)))?;
     Ok(convert::action(action))
 }
 
 /// `compareRevisions(a, b)` → `-1 | 0 | 1`.
 #[wasm_bindgen(js_name = compareRevisions, skip_typescript)]
-pub fn compare_revisions(a: JsValue, b: JsValue) -> JsResult {
-    let order = api::compare_revisions_of(&Js(a), &Js(b)).map_err(js_error)?;
+pub fn compare_revisions() -> JsResult {
+    let order = with_tape(|t| api::compare_revisions_of(&t.arg(0), &t.arg(1)))?;
     Ok(JsValue::from_f64(match order {
         Ordering::Less => -1.0,
         Ordering::Equal => 0.0,
@@ -123,15 +147,15 @@ pub fn compare_revisions(a: JsValue, b: JsValue) -> JsResult {
 
 /// `canReplaceRevision(held, incoming)` → boolean.
 #[wasm_bindgen(js_name = canReplaceRevision, skip_typescript)]
-pub fn can_replace_revision(held: JsValue, incoming: JsValue) -> JsResult {
-    let replace = api::can_replace_revision(&Js(held), &Js(incoming)).map_err(js_error)?;
+pub fn can_replace_revision() -> JsResult {
+    let replace = with_tape(|t| api::can_replace_revision(&t.arg(0), &t.arg(1)))?;
     Ok(JsValue::from_bool(replace))
 }
 
 /// `mergePendingProjection(held, incoming)` → `{ pending_action?, pending_action_revision? }`.
 #[wasm_bindgen(js_name = mergePendingProjection, skip_typescript)]
-pub fn merge_pending_projection(held: JsValue, incoming: JsValue) -> JsResult {
-    let merged = api::merge_pending_projection(&Js(held), &Js(incoming)).map_err(js_error)?;
+pub fn merge_pending_projection() -> JsResult {
+    let merged = with_tape(|t| api::merge_pending_projection(&t.arg(0), &t.arg(1)))?;
     let object = Object::new();
     if let Some(action) = merged.action {
         set(&object, "pending_action", &convert::action(action));
@@ -148,15 +172,15 @@ pub fn merge_pending_projection(held: JsValue, incoming: JsValue) -> JsResult {
 
 /// `resolveTaskSessionId({ task, sessions, preferredSessionId? })` → session id or `""`.
 #[wasm_bindgen(js_name = resolveTaskSessionId, skip_typescript)]
-pub fn resolve_task_session_id(input: JsValue) -> JsResult {
-    let id = api::resolve_task_session_id(&Js(input)).map_err(js_error)?;
+pub fn resolve_task_session_id() -> JsResult {
+    let id = with_tape(|t| api::resolve_task_session_id(&t.arg(0)))?;
     Ok(JsValue::from_str(&id))
 }
 
 /// `selectionOutcome(input)` → `{ kind: "session", sessionId } | { kind: "task_only" } | { kind: "inert" }`.
 #[wasm_bindgen(js_name = selectionOutcome, skip_typescript)]
-pub fn selection_outcome(input: JsValue) -> JsResult {
-    let outcome = api::selection_outcome(&Js(input)).map_err(js_error)?;
+pub fn selection_outcome() -> JsResult {
+    let outcome = with_tape(|t| api::selection_outcome(&t.arg(0)))?;
     let object = Object::new();
     match outcome {
         Selection::Session(id) => {
@@ -171,32 +195,37 @@ pub fn selection_outcome(input: JsValue) -> JsResult {
 
 /// `isNewerStatusSummary(incoming, held)` → boolean.
 #[wasm_bindgen(js_name = isNewerStatusSummary, skip_typescript)]
-pub fn is_newer_status_summary(incoming: JsValue, held: JsValue) -> JsResult {
-    let newer = api::is_newer_status_summary(&Js(incoming), &Js(held)).map_err(js_error)?;
+pub fn is_newer_status_summary() -> JsResult {
+    let newer = with_tape(|t| api::is_newer_status_summary(&t.arg(0), &t.arg(1)))?;
     Ok(JsValue::from_bool(newer))
 }
 
 /// `mergeFetchedStatusSummary({ held, taskPresentAtFetchStart, fetchStartRevision, response })`
-/// → which summary to hold: 0 `held`, 1 `response.status_summary`, 2 none (`js/api.js` hands back
-/// the caller's own object).
+/// → the index among the call's kept objects of the summary to hold (`held` or
+/// `response.status_summary`), or -1 for none (`js/api.js` hands back the caller's own object).
 #[wasm_bindgen(js_name = mergeFetchedStatusSummary, skip_typescript)]
-pub fn merge_fetched_status_summary(input: JsValue) -> Result<u8, JsValue> {
-    let decision = api::merge_fetched_status_summary(&Js(input)).map_err(js_error)?;
-    Ok(match decision {
-        FetchedSummary::KeepHeld => 0,
-        FetchedSummary::TakeResponse => 1,
-        FetchedSummary::Drop => 2,
+pub fn merge_fetched_status_summary() -> Result<i32, JsValue> {
+    with_tape(|t| {
+        let input = t.arg(0);
+        let chosen = match api::merge_fetched_status_summary(&input)? {
+            FetchedSummary::KeepHeld => input.get("held").kept(),
+            FetchedSummary::TakeResponse => input.get("response").get("status_summary").kept(),
+            FetchedSummary::Drop => None,
+        };
+        Ok(chosen.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1))
     })
 }
 
 /// `normalizeStartPolicy(value)` → `"reuse" | "new"`.
 #[wasm_bindgen(js_name = normalizeStartPolicy, skip_typescript)]
-pub fn normalize_start_policy(value: JsValue) -> JsValue {
-    JsValue::from_str(api::normalize_start(&Js(value)).as_str())
+pub fn normalize_start_policy() -> JsResult {
+    let policy = with_tape(|t| Ok(api::normalize_start(&t.arg(0))))?;
+    Ok(JsValue::from_str(policy.as_str()))
 }
 
 /// `normalizeEndPolicy(value)` → `"complete" | "park"`.
 #[wasm_bindgen(js_name = normalizeEndPolicy, skip_typescript)]
-pub fn normalize_end_policy(value: JsValue) -> JsValue {
-    JsValue::from_str(api::normalize_end(&Js(value)).as_str())
+pub fn normalize_end_policy() -> JsResult {
+    let policy = with_tape(|t| Ok(api::normalize_end(&t.arg(0))))?;
+    Ok(JsValue::from_str(policy.as_str()))
 }

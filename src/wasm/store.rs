@@ -20,7 +20,8 @@ use crate::store::{Navigation, ProjectionStore as Store, Reason};
 use crate::wire::store_api as api;
 use crate::wire::{fast, integral_u64, MessageMeaning};
 
-use super::convert::{js_error, set, Js};
+use super::convert::{js_error, misuse, set, with_tape};
+use crate::wire::tape::{Tape, Value};
 
 thread_local! {
     static CLARIFICATION: JsValue = JsValue::from_str(PendingAction::Clarification.as_str());
@@ -35,12 +36,13 @@ fn action(action: Option<PendingAction>) -> JsValue {
     }
 }
 
-/// A fast-path argument only `store.js`'s own bugs could produce.
-fn misuse(field: &str) -> JsValue {
-    js_error(crate::WireError::InvalidValue {
-        field: field.into(),
-        problem: "not a value the package's store.js passes".into(),
-    })
+/// The kept object (a status summary: the caller's own object) a `KEPT` cell of the tape
+/// stands for.
+fn kept(objects: &Array, value: Value<'_>) -> JsValue {
+    value
+        .kept()
+        .and_then(|i| u32::try_from(i).ok())
+        .map_or(JsValue::NULL, |i| objects.get(i))
 }
 
 /// Which cached query a result belongs to (its index in the cache array).
@@ -101,6 +103,16 @@ impl JsProjectionStore {
             scratch: RefCell::new(Vec::new()),
             key: RefCell::new(String::new()),
         }
+    }
+
+    /// `f` over the store and the tape of this call's arguments.
+    fn mutate_tape(
+        &self,
+        f: impl FnOnce(&mut Store<JsValue>, Tape<'_>) -> Result<Reason, crate::WireError>,
+    ) -> Result<(), JsValue> {
+        let reason = with_tape(|t| f(&mut self.store.borrow_mut(), t))?;
+        self.last_reason.set(reason);
+        Ok(())
     }
 
     fn mutate(
@@ -175,24 +187,20 @@ impl JsProjectionStore {
 
     /// `applySessionList(taskId, sessions)`: a task's session list (newest first).
     #[wasm_bindgen(js_name = applySessionList, skip_typescript)]
-    pub fn apply_session_list(&self, task_id: JsValue, sessions: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_session_list(s, &Js(task_id), &Js(sessions)))
+    pub fn apply_session_list(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_session_list(s, &t.arg(0), &t.arg(1)))
     }
 
     /// `applyTurnList(sessionId, turns)`.
     #[wasm_bindgen(js_name = applyTurnList, skip_typescript)]
-    pub fn apply_turn_list(&self, session_id: JsValue, turns: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_turn_list(s, &Js(session_id), &Js(turns)))
+    pub fn apply_turn_list(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_turn_list(s, &t.arg(0), &t.arg(1)))
     }
 
     /// `applyMessagePage(sessionId, messages)`.
     #[wasm_bindgen(js_name = applyMessagePage, skip_typescript)]
-    pub fn apply_message_page(
-        &self,
-        session_id: JsValue,
-        messages: JsValue,
-    ) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_message_page(s, &Js(session_id), &Js(messages)))
+    pub fn apply_message_page(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_message_page(s, &t.arg(0), &t.arg(1)))
     }
 
     /// `beginTaskFetch()` → token for `applyTaskSnapshot`.
@@ -204,24 +212,27 @@ impl JsProjectionStore {
         token
     }
 
-    /// `applyTaskSnapshot(token, tasks)`: a task list or boot snapshot.
+    /// `applyTaskSnapshot(token, tasks)`: a task list or boot snapshot (`objects`: the kept
+    /// summaries the tape refers to).
     #[wasm_bindgen(js_name = applyTaskSnapshot, skip_typescript)]
-    pub fn apply_task_snapshot(&self, token: JsValue, tasks: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_task_snapshot(s, &Js(token), &Js(tasks), |js| js.0))
+    pub fn apply_task_snapshot(&self, objects: Array) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| {
+            api::apply_task_snapshot(s, &t.arg(0), &t.arg(1), |v| kept(&objects, v))
+        })
     }
 
     // ---- WebSocket ------------------------------------------------------------------------------
 
     /// `applyMessageEvent(kind, payload)` with `kind` ∈ `"added" | "updated" | "deleted"`.
     #[wasm_bindgen(js_name = applyMessageEvent, skip_typescript)]
-    pub fn apply_message_event(&self, kind: JsValue, payload: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_message_event(s, &Js(kind), &Js(payload)))
+    pub fn apply_message_event(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_message_event(s, &t.arg(0), &t.arg(1)))
     }
 
     /// `applyMessageEvents(kind, payloads)`: a batch, validated whole before any is applied.
     #[wasm_bindgen(js_name = applyMessageEvents, skip_typescript)]
-    pub fn apply_message_events(&self, kind: JsValue, payloads: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_message_events(s, &Js(kind), &Js(payloads)))
+    pub fn apply_message_events(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_message_events(s, &t.arg(0), &t.arg(1)))
     }
 
     /// `__intern(text)` → a handle for `text` in the fast-path calls below (`store.js` keeps
@@ -376,44 +387,47 @@ impl JsProjectionStore {
 
     /// `applyTurnEvent(payload)`: a turn started or completed.
     #[wasm_bindgen(js_name = applyTurnEvent, skip_typescript)]
-    pub fn apply_turn_event(&self, payload: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_turn_event(s, &Js(payload)))
+    pub fn apply_turn_event(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_turn_event(s, &t.arg(0)))
     }
 
     /// `applySessionEvent(payload)`: a session's state (and projection) changed.
     #[wasm_bindgen(js_name = applySessionEvent, skip_typescript)]
-    pub fn apply_session_event(&self, payload: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_session_event(s, &Js(payload)))
+    pub fn apply_session_event(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_session_event(s, &t.arg(0)))
     }
 
     /// `applyStatusSummaryEvent(payload)`: `task.status_summary.updated`.
     #[wasm_bindgen(js_name = applyStatusSummaryEvent, skip_typescript)]
-    pub fn apply_status_summary_event(&self, payload: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_status_summary_event(s, &Js(payload), |js| js.0))
+    pub fn apply_status_summary_event(&self, objects: Array) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| {
+            api::apply_status_summary_event(s, &t.arg(0), |v| kept(&objects, v))
+        })
     }
 
     /// `applyTaskUpdated(payload)`: `task.updated`.
     #[wasm_bindgen(js_name = applyTaskUpdated, skip_typescript)]
-    pub fn apply_task_updated(&self, payload: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::apply_task_updated(s, &Js(payload), |js| js.0))
+    pub fn apply_task_updated(&self, objects: Array) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_task_updated(s, &t.arg(0), |v| kept(&objects, v)))
     }
 
     /// `removeTask(taskId)`.
     #[wasm_bindgen(js_name = removeTask, skip_typescript)]
-    pub fn remove_task(&self, task_id: JsValue) -> Result<(), JsValue> {
-        self.mutate(|s| api::remove_task(s, &Js(task_id)))
+    pub fn remove_task(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::remove_task(s, &t.arg(0)))
     }
 
     // ---- queries --------------------------------------------------------------------------------
 
-    fn query_id(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
-        api::id(&Js(value.clone()), name).map_err(js_error)
+    /// The id argument (the first on the tape) of a query.
+    fn query_id(name: &'static str) -> Result<String, JsValue> {
+        with_tape(|t| api::id(&t.arg(0), name))
     }
 
     /// `sessionPendingAction(sessionId)` → `"clarification" | "permission" | null`.
     #[wasm_bindgen(js_name = sessionPendingAction, skip_typescript)]
-    pub fn session_pending_action(&self, session_id: JsValue) -> JsResult {
-        let id = Self::query_id(&session_id, "sessionId")?;
+    pub fn session_pending_action(&self) -> JsResult {
+        let id = Self::query_id("sessionId")?;
         Ok(self.session_pending_action_of(&id))
     }
 
@@ -425,8 +439,8 @@ impl JsProjectionStore {
 
     /// `currentTurnId(sessionId)` → `string | null | undefined`.
     #[wasm_bindgen(js_name = currentTurnId, skip_typescript)]
-    pub fn current_turn_id(&self, session_id: JsValue) -> JsResult {
-        let id = Self::query_id(&session_id, "sessionId")?;
+    pub fn current_turn_id(&self) -> JsResult {
+        let id = Self::query_id("sessionId")?;
         Ok(self.current_turn_id_of(&id))
     }
 
@@ -456,8 +470,8 @@ impl JsProjectionStore {
     /// `pendingClarification(sessionId)` → `{ pending_id, message_ids } | null`; the same
     /// (frozen) object while the answer is unchanged.
     #[wasm_bindgen(js_name = pendingClarification, skip_typescript)]
-    pub fn pending_clarification(&self, session_id: JsValue) -> JsResult {
-        let id = Self::query_id(&session_id, "sessionId")?;
+    pub fn pending_clarification(&self) -> JsResult {
+        let id = Self::query_id("sessionId")?;
         Ok(self.pending_clarification_of(&id))
     }
 
@@ -500,8 +514,8 @@ impl JsProjectionStore {
     /// `hiddenMessageIds(sessionId)` → the ids an overlay renders (hide them from the
     /// transcript); the same (frozen) array while the answer is unchanged.
     #[wasm_bindgen(js_name = hiddenMessageIds, skip_typescript)]
-    pub fn hidden_message_ids(&self, session_id: JsValue) -> JsResult {
-        let id = Self::query_id(&session_id, "sessionId")?;
+    pub fn hidden_message_ids(&self) -> JsResult {
+        let id = Self::query_id("sessionId")?;
         Ok(self.hidden_message_ids_of(&id))
     }
 
@@ -531,8 +545,8 @@ impl JsProjectionStore {
 
     /// `hasPendingPermission(sessionId)` → boolean.
     #[wasm_bindgen(js_name = hasPendingPermission, skip_typescript)]
-    pub fn has_pending_permission(&self, session_id: JsValue) -> Result<bool, JsValue> {
-        let id = Self::query_id(&session_id, "sessionId")?;
+    pub fn has_pending_permission(&self) -> Result<bool, JsValue> {
+        let id = Self::query_id("sessionId")?;
         Ok(self.has_pending_permission_of(&id))
     }
 
@@ -569,8 +583,8 @@ impl JsProjectionStore {
 
     /// `taskPendingAction(taskId)` → `"clarification" | "permission" | null`.
     #[wasm_bindgen(js_name = taskPendingAction, skip_typescript)]
-    pub fn task_pending_action(&self, task_id: JsValue) -> JsResult {
-        let id = Self::query_id(&task_id, "taskId")?;
+    pub fn task_pending_action(&self) -> JsResult {
+        let id = Self::query_id("taskId")?;
         let (value, reason) = self.store.borrow().task_pending_action(&id);
         self.last_reason.set(reason);
         Ok(action(value))
@@ -578,8 +592,8 @@ impl JsProjectionStore {
 
     /// `taskStatusSummary(taskId)` → the held summary (your own object) or `null`.
     #[wasm_bindgen(js_name = taskStatusSummary, skip_typescript)]
-    pub fn task_status_summary(&self, task_id: JsValue) -> JsResult {
-        let id = Self::query_id(&task_id, "taskId")?;
+    pub fn task_status_summary(&self) -> JsResult {
+        let id = Self::query_id("taskId")?;
         let store = self.store.borrow();
         let (summary, reason) = store.task_status_summary(&id);
         self.last_reason.set(reason);
@@ -588,13 +602,15 @@ impl JsProjectionStore {
 
     /// `pendingOwner(taskId, preferredSessionId?)` → the session to open, or `""` for task-only.
     #[wasm_bindgen(js_name = pendingOwner, skip_typescript)]
-    pub fn pending_owner(&self, task_id: JsValue, preferred_session_id: JsValue) -> JsResult {
-        let id = Self::query_id(&task_id, "taskId")?;
-        let preferred = crate::wire::optional_string(
-            &Js(preferred_session_id),
-            &crate::wire::Path::Root("preferredSessionId"),
-        )
-        .map_err(js_error)?;
+    pub fn pending_owner(&self) -> JsResult {
+        let (id, preferred) = with_tape(|t| {
+            let id = api::id(&t.arg(0), "taskId")?;
+            let preferred = crate::wire::optional_string(
+                &t.arg(1),
+                &crate::wire::Path::Root("preferredSessionId"),
+            )?;
+            Ok((id, preferred))
+        })?;
         let store = self.store.borrow();
         let (owner, reason) = store.pending_owner(&id, preferred.as_deref());
         self.last_reason.set(reason);
@@ -612,15 +628,11 @@ impl JsProjectionStore {
 
     /// `beginSelection(taskId, { preferredSessionId })` → `{ ticket, reload }`.
     #[wasm_bindgen(js_name = beginSelection, skip_typescript)]
-    pub fn begin_selection(&self, task_id: JsValue, options: JsValue) -> JsResult {
+    pub fn begin_selection(&self) -> JsResult {
         let ticket = uuid::Uuid::new_v4().to_string();
-        let begun = api::begin_selection(
-            &mut self.store.borrow_mut(),
-            &Js(task_id),
-            &Js(options),
-            ticket,
-        )
-        .map_err(js_error)?;
+        let begun = with_tape(|t| {
+            api::begin_selection(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1), ticket)
+        })?;
         let object = Object::new();
         set(&object, "ticket", &JsValue::from_str(&begun.ticket));
         set(&object, "reload", &JsValue::from_bool(begun.reload));
@@ -629,21 +641,22 @@ impl JsProjectionStore {
 
     /// `setActiveTask(taskId | null)`: navigation changed the active task.
     #[wasm_bindgen(js_name = setActiveTask, skip_typescript)]
-    pub fn set_active_task(&self, task_id: JsValue) -> Result<(), JsValue> {
-        api::set_active_task(&mut self.store.borrow_mut(), &Js(task_id)).map_err(js_error)
+    pub fn set_active_task(&self) -> Result<(), JsValue> {
+        with_tape(|t| api::set_active_task(&mut self.store.borrow_mut(), &t.arg(0)))
     }
 
     /// `settleSelection(ticket, outcome)` with `outcome` = `{ sessions }`, `{ error }` or
     /// `{ aborted: true }` → `{ kind: "session", sessionId } | { kind: "task_only" } | { kind: "inert" }`.
     #[wasm_bindgen(js_name = settleSelection, skip_typescript)]
-    pub fn settle_selection(&self, ticket: JsValue, outcome: JsValue) -> JsResult {
+    pub fn settle_selection(&self) -> JsResult {
         let object = Object::new();
         if self.disposed.get() {
             set(&object, "kind", &JsValue::from_str("inert"));
             return Ok(object.into());
         }
-        let result = api::settle_selection(&mut self.store.borrow_mut(), &Js(ticket), &Js(outcome));
-        let (navigation, reason) = result.map_err(js_error)?;
+        let (navigation, reason) = with_tape(|t| {
+            api::settle_selection(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1))
+        })?;
         self.last_reason.set(reason);
         match navigation {
             Navigation::Session(id) => {

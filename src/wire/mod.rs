@@ -2,7 +2,8 @@
 //!
 //! Decoding is written once, generic over [`Wire`]: a read-only view of a JSON-like value.
 //! `serde_json::Value` implements it here (native callers, the server, the native tests); the
-//! wasm binding implements it for `JsValue`. Errors name the offending field by path.
+//! tape (`tape::Value`, the arguments `js/read.js` writes into wasm memory) implements it for the
+//! wasm binding. Errors name the offending field by path.
 
 pub mod api;
 mod decode;
@@ -10,6 +11,7 @@ pub mod events;
 pub mod fast;
 mod json;
 pub mod store_api;
+pub mod tape;
 
 use std::borrow::Cow;
 use std::fmt;

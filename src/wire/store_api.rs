@@ -1,6 +1,6 @@
 //! The `ProjectionStore` API over wire values: decode the arguments (validating everything before
 //! the store mutates, so a rejected call leaves the state unchanged), then make one store call.
-//! The wasm class is these functions over `JsValue`; native callers and the native store
+//! The wasm class is these functions over the tape (`wire::tape`); native callers and the native store
 //! scenario runner use them over `serde_json::Value`. Argument names are the roots of error paths.
 
 use crate::error::WireError;

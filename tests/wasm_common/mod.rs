@@ -1,15 +1,17 @@
 //! Runs tests/fixtures/scenarios.json through the wasm binding's exports with real JS values.
 
 use js_sys::{Array, Object, Reflect};
-use serde_json::Value;
+use serde_json::{json, Value};
 use task_projection::wasm as tp;
+use task_projection::wire::tape::Writer;
 use wasm_bindgen::{JsCast, JsValue};
 
-#[path = "../common/mod.rs"]
-mod common;
 pub mod store;
 
-use common::{is_undefined, load, position_of, Case, Expect};
+// The scenario file's types, through the store runner's copy (one module per file).
+use store::store_common::common;
+
+use common::{is_undefined, position_of, Case, Expect};
 
 /// JSON → JS, with `{"$undefined": true}` as `undefined` (a present key holding `undefined`).
 pub(crate) fn to_js(value: &Value) -> JsValue {
@@ -40,41 +42,57 @@ pub(crate) fn from_js(value: &JsValue) -> Option<Value> {
     Some(serde_json::from_str(&text).unwrap())
 }
 
+/// The tape of a call's arguments, as `js/read.js` writes them: a marker argument is `undefined`
+/// and a marker-valued property an absent key (the schemas write an absent key as `undefined`
+/// too, so the two read the same).
+pub(crate) fn tape_of(args: &[Value]) -> Writer {
+    let plain: Vec<Option<Value>> = args.iter().map(common::without_undefined).collect();
+    let refs: Vec<Option<&Value>> = plain.iter().map(Option::as_ref).collect();
+    Writer::args(&refs)
+}
+
+/// Loads `tape` for the next export call; the kept objects as JS values (what `send()` hands
+/// back in js/read.js: the caller's own objects, in the order their cells index them).
+pub(crate) fn load_args(tape: &Writer) -> Array {
+    tp::load_tape(tape);
+    tape.kept.iter().map(to_js).collect()
+}
+
+/// The export of `case.call` over the case's arguments on the tape; `args` are the caller's own
+/// JS values (what js/api.js hands back at the indices the export returns).
 fn call(case: &Case, args: &[JsValue]) -> Result<JsValue, JsValue> {
-    let a = |i: usize| args.get(i).cloned().unwrap_or(JsValue::UNDEFINED);
+    let tape = tape_of(&case.args);
+    let kept = load_args(&tape);
     match case.call.as_str() {
-        "currentTurnId" => tp::current_turn_id(a(0), a(1)),
-        "visibleTurnHistory" => picked(args, tp::visible_turn_history(a(0))),
-        "findPendingClarification" => tp::find_pending_clarification(a(0), a(1))
+        "currentTurnId" => tp::current_turn_id(),
+        "visibleTurnHistory" => picked(args, tp::visible_turn_history()),
+        "findPendingClarification" => tp::find_pending_clarification()
             .map(|i| usize::try_from(i).map_or(JsValue::NULL, |i| element(args, i))),
-        "pendingClarificationBundle" => picked(args, tp::pending_clarification_bundle(a(0), a(1))),
-        "visibleTranscriptMessages" => picked(args, tp::visible_transcript_messages(a(0), a(1))),
-        "hasPendingPermission" => tp::has_pending_permission(a(0)),
-        "sessionPendingAction" => tp::session_pending_action(a(0)),
-        "taskPendingAction" => tp::task_pending_action(a(0)),
-        "effectiveTaskPendingAction" => tp::effective_task_pending_action(a(0)),
-        "compareRevisions" => tp::compare_revisions(a(0), a(1)),
-        "canReplaceRevision" => tp::can_replace_revision(a(0), a(1)),
-        "mergePendingProjection" => tp::merge_pending_projection(a(0), a(1)),
-        "resolveTaskSessionId" => tp::resolve_task_session_id(a(0)),
-        "selectionOutcome" => tp::selection_outcome(a(0)),
-        "isNewerStatusSummary" => tp::is_newer_status_summary(a(0), a(1)),
-        "mergeFetchedStatusSummary" => tp::merge_fetched_status_summary(a(0)).map(|chosen| {
-            // What js/api.js does with the answer: the caller's own object, or null.
-            let get = |v: &JsValue, k: &str| Reflect::get(v, &JsValue::from_str(k)).unwrap();
-            let summary = match chosen {
-                0 => get(&a(0), "held"),
-                1 => get(&get(&a(0), "response"), "status_summary"),
-                _ => JsValue::NULL,
-            };
-            if summary.is_undefined() {
-                JsValue::NULL
-            } else {
-                summary
-            }
+        "pendingClarificationBundle" => picked(args, tp::pending_clarification_bundle()),
+        "visibleTranscriptMessages" => picked(args, tp::visible_transcript_messages()),
+        "hasPendingPermission" => tp::has_pending_permission(),
+        "sessionPendingAction" => tp::session_pending_action(),
+        "taskPendingAction" => tp::task_pending_action(),
+        "effectiveTaskPendingAction" => tp::effective_task_pending_action(),
+        "compareRevisions" => tp::compare_revisions(),
+        "canReplaceRevision" => tp::can_replace_revision(),
+        "mergePendingProjection" => tp::merge_pending_projection(),
+        "resolveTaskSessionId" => tp::resolve_task_session_id(),
+        "selectionOutcome" => tp::selection_outcome(),
+        "isNewerStatusSummary" => tp::is_newer_status_summary(),
+        "mergeFetchedStatusSummary" => tp::merge_fetched_status_summary().map(|chosen| {
+            // What js/api.js does with the answer: the caller's own (kept) object, or null.
+            u32::try_from(chosen).map_or(JsValue::NULL, |i| {
+                assert!(
+                    i < kept.length(),
+                    "{}: kept index {i} out of range",
+                    case.name
+                );
+                kept.get(i)
+            })
         }),
-        "normalizeStartPolicy" => Ok(tp::normalize_start_policy(a(0))),
-        "normalizeEndPolicy" => Ok(tp::normalize_end_policy(a(0))),
+        "normalizeStartPolicy" => tp::normalize_start_policy(),
+        "normalizeEndPolicy" => tp::normalize_end_policy(),
         other => panic!("{}: unknown call {other}", case.name),
     }
 }
@@ -165,7 +183,7 @@ fn check(case: &Case) -> Result<(), String> {
 }
 
 pub fn run_all() {
-    let file = load();
+    let file = common::load();
     let mut failures = Vec::new();
     for case in &file.cases {
         if let Err(why) = check(case) {
@@ -180,34 +198,52 @@ pub fn run_all() {
     );
 }
 
+/// The `code` of a thrown TaskProjectionError.
+fn code_of(error: &JsValue) -> Option<String> {
+    assert!(
+        error.is_instance_of::<js_sys::Error>(),
+        "thrown value is not an Error"
+    );
+    Reflect::get(error, &JsValue::from_str("code"))
+        .ok()
+        .and_then(|c| c.as_string())
+}
+
 /// A malformed call throws, and the instance keeps answering afterwards (no trap).
 pub fn errors_leave_the_instance_usable() {
     for _ in 0..3 {
-        let err = tp::compare_revisions(JsValue::from_f64(1.0), JsValue::NULL).unwrap_err();
-        assert!(err.is_instance_of::<js_sys::Error>());
-        let messages: JsValue = Array::of1(&JsValue::from_f64(3.0)).into();
-        assert!(tp::find_pending_clarification(messages, JsValue::UNDEFINED).is_err());
+        load_args(&Writer::tape(&[&json!(1.0), &Value::Null]));
+        let err = tp::compare_revisions().unwrap_err();
+        assert_eq!(code_of(&err).as_deref(), Some("invalid_revision"));
+        // `scope` not passed: `undefined`.
+        load_args(&Writer::tape(&[&json!([3.0])]));
+        let err = tp::find_pending_clarification().unwrap_err();
+        assert_eq!(code_of(&err).as_deref(), Some("invalid_type"));
+        // A tape whose header claims more than there is (only a bug of js/read.js could send it):
+        // a typed error, not a trap.
+        load_args(&Writer {
+            words: vec![64, 0],
+            ..Writer::default()
+        });
+        let err = tp::current_turn_id().unwrap_err();
+        assert_eq!(code_of(&err).as_deref(), Some("invalid_value"));
     }
-    let turns = to_js(&serde_json::json!([{"id": "t1", "started_at": "2026-11-29T12:00:00Z"}]));
+    let turns = json!([{"id": "t1", "started_at": "2026-11-29T12:00:00Z"}]);
+    load_args(&Writer::args(&[Some(&turns), None]));
     assert_eq!(
-        tp::current_turn_id(turns, JsValue::UNDEFINED)
-            .unwrap()
-            .as_string()
-            .as_deref(),
+        tp::current_turn_id().unwrap().as_string().as_deref(),
         Some("t1")
     );
 }
 
-/// `null` and `undefined` stay apart across the boundary where the contract needs it.
+/// `null` and `undefined` stay apart across the boundary where the contract needs it. On the
+/// tape an `undefined` property is an absent key (js/read.js writes both as `undefined`).
 pub fn null_and_undefined_stay_apart() {
-    let revision = to_js(&serde_json::json!({"epoch": "7", "sequence": 2}));
-    let held = to_js(
-        &serde_json::json!({"pending_action": "clarification", "pending_action_revision": {"epoch": "7", "sequence": 1}}),
-    );
-    let omitted = Object::new();
-    Reflect::set(&omitted, &"pending_action_revision".into(), &revision).unwrap();
-    Reflect::set(&omitted, &"pending_action".into(), &JsValue::UNDEFINED).unwrap();
-    let kept = tp::merge_pending_projection(held.clone(), omitted.into()).unwrap();
+    let revision = json!({"epoch": "7", "sequence": 2});
+    let held = json!({"pending_action": "clarification", "pending_action_revision": {"epoch": "7", "sequence": 1}});
+    let omitted = json!({ "pending_action_revision": revision });
+    load_args(&Writer::args(&[Some(&held), Some(&omitted)]));
+    let kept = tp::merge_pending_projection().unwrap();
     assert_eq!(
         Reflect::get(&kept, &"pending_action".into())
             .unwrap()
@@ -215,22 +251,42 @@ pub fn null_and_undefined_stay_apart() {
             .as_deref(),
         Some("clarification")
     );
-    let cleaned = Object::new();
-    Reflect::set(&cleaned, &"pending_action_revision".into(), &revision).unwrap();
-    Reflect::set(&cleaned, &"pending_action".into(), &JsValue::NULL).unwrap();
-    let merged = tp::merge_pending_projection(held, cleaned.into()).unwrap();
+    let cleaned = json!({"pending_action_revision": revision, "pending_action": null});
+    load_args(&Writer::args(&[Some(&held), Some(&cleaned)]));
+    let merged = tp::merge_pending_projection().unwrap();
     assert!(Reflect::has(&merged, &"pending_action".into()).unwrap());
     assert!(Reflect::get(&merged, &"pending_action".into())
         .unwrap()
         .is_null());
-    // currentTurnId: undefined turns → undefined, [] → null
-    assert!(tp::current_turn_id(JsValue::UNDEFINED, JsValue::UNDEFINED)
-        .unwrap()
-        .is_undefined());
-    assert!(tp::current_turn_id(JsValue::NULL, JsValue::UNDEFINED)
-        .unwrap()
-        .is_undefined());
-    assert!(tp::current_turn_id(Array::new().into(), JsValue::UNDEFINED)
-        .unwrap()
-        .is_null());
+    // An `undefined` incoming projection keeps the held one; a `null` one too.
+    for incoming in [None, Some(&Value::Null)] {
+        load_args(&Writer::args(&[Some(&held), incoming]));
+        let merged = tp::merge_pending_projection().unwrap();
+        assert_eq!(
+            Reflect::get(&merged, &"pending_action".into())
+                .unwrap()
+                .as_string()
+                .as_deref(),
+            Some("clarification")
+        );
+    }
+    // currentTurnId: undefined turns → undefined, null → undefined, [] → null
+    load_args(&Writer::args(&[None, None]));
+    assert!(tp::current_turn_id().unwrap().is_undefined());
+    load_args(&Writer::args(&[Some(&Value::Null), None]));
+    assert!(tp::current_turn_id().unwrap().is_undefined());
+    load_args(&Writer::args(&[Some(&json!([])), None]));
+    assert!(tp::current_turn_id().unwrap().is_null());
+    // An argument not passed at all reads as `undefined` too.
+    load_args(&Writer::args(&[]));
+    assert!(tp::current_turn_id().unwrap().is_undefined());
+    // canReplaceRevision: nothing held (undefined or null) → true; a held revision and an
+    // undefined incoming one → false.
+    let newer = json!({"epoch": "7", "sequence": 3});
+    for nothing in [None, Some(&Value::Null)] {
+        load_args(&Writer::args(&[nothing, Some(&newer)]));
+        assert_eq!(tp::can_replace_revision().unwrap().as_bool(), Some(true));
+    }
+    load_args(&Writer::args(&[Some(&newer), None]));
+    assert_eq!(tp::can_replace_revision().unwrap().as_bool(), Some(false));
 }

@@ -2,49 +2,67 @@
 
 use std::collections::HashMap;
 
-use js_sys::Reflect;
+use js_sys::{Object, Reflect};
 use serde_json::Value;
 use task_projection::wasm::JsProjectionStore;
 use wasm_bindgen::JsValue;
 
 #[path = "../store_common/mod.rs"]
-mod store_common;
+pub(super) mod store_common;
 
-use super::{from_js, to_js};
+use super::{from_js, load_args, tape_of};
 use store_common::{load, resolve, Step};
 
-fn call(store: &JsProjectionStore, step: &Step, args: &[JsValue]) -> Result<JsValue, JsValue> {
-    let a = |i: usize| args.get(i).cloned().unwrap_or(JsValue::UNDEFINED);
+/// What a step hands the store: its arguments on the tape (loaded for the call) and the kept
+/// objects as JS values (the callers' own summaries, which `taskStatusSummary` hands back).
+fn call(
+    store: &JsProjectionStore,
+    step: &Step,
+    args: &[Value],
+    kept: &mut Vec<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let tape = tape_of(args);
+    let objects = load_args(&tape);
+    kept.extend(objects.iter());
     let unit = |r: Result<(), JsValue>| r.map(|()| JsValue::UNDEFINED);
     match step.call.as_str() {
-        "applySessionList" => unit(store.apply_session_list(a(0), a(1))),
-        "applyTurnList" => unit(store.apply_turn_list(a(0), a(1))),
-        "applyMessagePage" => unit(store.apply_message_page(a(0), a(1))),
-        "applyMessageEvent" => unit(store.apply_message_event(a(0), a(1))),
-        "applyMessageEvents" => unit(store.apply_message_events(a(0), a(1))),
-        "applyTurnEvent" => unit(store.apply_turn_event(a(0))),
-        "applySessionEvent" => unit(store.apply_session_event(a(0))),
-        "applyStatusSummaryEvent" => unit(store.apply_status_summary_event(a(0))),
-        "applyTaskUpdated" => unit(store.apply_task_updated(a(0))),
-        "removeTask" => unit(store.remove_task(a(0))),
-        "applyTaskSnapshot" => unit(store.apply_task_snapshot(a(0), a(1))),
+        "applySessionList" => unit(store.apply_session_list()),
+        "applyTurnList" => unit(store.apply_turn_list()),
+        "applyMessagePage" => unit(store.apply_message_page()),
+        "applyMessageEvent" => unit(store.apply_message_event()),
+        "applyMessageEvents" => unit(store.apply_message_events()),
+        "applyTurnEvent" => unit(store.apply_turn_event()),
+        "applySessionEvent" => unit(store.apply_session_event()),
+        "applyStatusSummaryEvent" => unit(store.apply_status_summary_event(objects)),
+        "applyTaskUpdated" => unit(store.apply_task_updated(objects)),
+        "removeTask" => unit(store.remove_task()),
+        "applyTaskSnapshot" => unit(store.apply_task_snapshot(objects)),
         "beginTaskFetch" => Ok(JsValue::from_f64(store.begin_task_fetch())),
-        "beginSelection" => store.begin_selection(a(0), a(1)),
-        "setActiveTask" => unit(store.set_active_task(a(0))),
-        "settleSelection" => store.settle_selection(a(0), a(1)),
+        "beginSelection" => store.begin_selection(),
+        "setActiveTask" => unit(store.set_active_task()),
+        "settleSelection" => store.settle_selection(),
         "dispose" | "renew" => {
             // The wasm class keeps working after dispose (js/store.js refuses it): a fresh state.
             store.dispose();
             Ok(JsValue::UNDEFINED)
         }
-        "sessionPendingAction" => store.session_pending_action(a(0)),
-        "currentTurnId" => store.current_turn_id(a(0)),
-        "pendingClarification" => store.pending_clarification(a(0)),
-        "hiddenMessageIds" => store.hidden_message_ids(a(0)),
-        "hasPendingPermission" => store.has_pending_permission(a(0)).map(JsValue::from_bool),
-        "taskPendingAction" => store.task_pending_action(a(0)),
-        "taskStatusSummary" => store.task_status_summary(a(0)),
-        "pendingOwner" => store.pending_owner(a(0), a(1)),
+        "sessionPendingAction" => store.session_pending_action(),
+        "currentTurnId" => store.current_turn_id(),
+        "pendingClarification" => store.pending_clarification(),
+        "hiddenMessageIds" => store.hidden_message_ids(),
+        "hasPendingPermission" => store.has_pending_permission().map(JsValue::from_bool),
+        "taskPendingAction" => store.task_pending_action(),
+        "taskStatusSummary" => {
+            let summary = store.task_status_summary()?;
+            // The caller's own object, not a copy.
+            assert!(
+                summary.is_null() || kept.iter().any(|k| Object::is(k, &summary)),
+                "taskStatusSummary is not an object the store was handed: {:?}",
+                from_js(&summary)
+            );
+            Ok(summary)
+        }
+        "pendingOwner" => store.pending_owner(),
         other => panic!("unknown call {other}"),
     }
 }
@@ -52,15 +70,12 @@ fn call(store: &JsProjectionStore, step: &Step, args: &[JsValue]) -> Result<JsVa
 fn check_case(case: &store_common::Case) -> Result<(), String> {
     let store = JsProjectionStore::new(JsValue::UNDEFINED);
     let mut saved: HashMap<String, Value> = HashMap::new();
+    let mut kept: Vec<JsValue> = Vec::new();
     for (n, step) in case.steps.iter().enumerate() {
         let at = format!("step {n} ({})", step.call);
-        let args: Vec<JsValue> = step
-            .args
-            .iter()
-            .map(|a| to_js(&resolve(a, &saved)))
-            .collect();
+        let args: Vec<Value> = step.args.iter().map(|a| resolve(a, &saved)).collect();
         let before = store.digest();
-        match (call(&store, step, &args), &step.error) {
+        match (call(&store, step, &args, &mut kept), &step.error) {
             (Err(error), Some(expected)) => {
                 let get = |k: &str| {
                     Reflect::get(&error, &JsValue::from_str(k))
@@ -109,7 +124,7 @@ fn check_case(case: &store_common::Case) -> Result<(), String> {
                     }
                 }
                 if let Some(expected) = &step.expect {
-                    let expected = super::common::without_undefined(expected);
+                    let expected = store_common::common::without_undefined(expected);
                     if expected != result_json {
                         return Err(format!("{at}: expected {expected:?}, got {result_json:?}"));
                     }
