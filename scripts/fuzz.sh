@@ -16,7 +16,7 @@
 #
 # Environment:
 #   FUZZ_TOOLCHAIN   the nightly to build with (default nightly-2026-05-19, needs rust-src)
-#   FUZZ_SANITIZER   none (default: the crate has no unsafe code; 2-3x faster) or address
+#   FUZZ_SANITIZER   none (default: the native crate has no unsafe code, only the wasm32 allocator; 2-3x faster) or address
 #   FUZZ_KEEP_GOING  1: keep fuzzing after a crash (libFuzzer fork mode with -ignore_crashes)
 #   FUZZ_ARGS        extra libFuzzer flags (e.g. "-max_len=8192 -seed=1")
 #   FUZZ_MAX_MESSAGE_BYTES  the targets' error-message length limit (default 600)

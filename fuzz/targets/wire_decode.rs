@@ -11,7 +11,10 @@
 //! transcript is the complement of the bundle, `compareRevisions` is antisymmetric and agrees
 //! with `canReplaceRevision`, merging a projection with itself is the identity, summaries are
 //! never both newer than each other); the timestamp and epoch orders are total orders on the
-//! strings the value holds.
+//! strings the value holds; and every decoder answers the same (value or error, with its code,
+//! field and message) over the JSON as over its tape (`wire::tape::Writer`: what `js/read.js`
+//! sends the wasm binding), unless the value holds a number beyond 2^53 - 1, which the tape
+//! treats as inexact on purpose (tests/tape.rs pins that difference).
 
 use std::cmp::Ordering;
 
@@ -22,6 +25,7 @@ use task_projection::rules::time::Timestamp;
 use task_projection::rules::turn::CurrentTurn;
 use task_projection::store::ProjectionStore;
 use task_projection::wire::api::{self, Selection};
+use task_projection::wire::tape::Writer;
 use task_projection::wire::{self, events, store_api, Json, Path, Wire};
 use task_projection::WireError;
 
@@ -45,6 +49,7 @@ pub fn run(data: &[u8]) {
     }
     for args in &spreads {
         exercise(args);
+        tape_agrees(args);
     }
     orders(&value);
 }
@@ -114,6 +119,70 @@ fn decoders(v: &Json<'_>) {
     ok("summary_event", &roots, events::summary_event(v, &path));
     ok("task_input", &roots, events::task_input(v, &path));
     ok("task_inputs", &roots, events::task_inputs(v, &path));
+}
+
+/// Whether `v` holds a number a JS Number may not carry exactly (beyond 2^53 - 1 in magnitude).
+fn inexact(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.as_f64().is_none_or(|f| f.abs() > 9_007_199_254_740_991.0),
+        Value::Array(items) => items.iter().any(inexact),
+        Value::Object(map) => map.values().any(inexact),
+        _ => false,
+    }
+}
+
+/// Every decoder of `wire` and `wire::events` answers the same over the JSON as over its tape.
+fn tape_agrees(args: &[Option<Value>]) {
+    if args.iter().flatten().any(inexact) {
+        return;
+    }
+    let refs: Vec<Option<&Value>> = args.iter().map(Option::as_ref).collect();
+    let writer = Writer::args(&refs);
+    let Some(tape) = writer.read() else {
+        panic!("a Writer tape has no header");
+    };
+    let path = Path::Root("value");
+    for (i, arg) in args.iter().enumerate() {
+        let (json, taped) = (Json(arg.as_ref()), tape.arg(i));
+        macro_rules! same {
+            ($($f:path),* $(,)?) => {$(
+                let (a, b) = ($f(&json, &path), $f(&taped, &path));
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} over the tape", stringify!($f));
+                if let (Err(a), Err(b)) = (&a, &b) {
+                    assert_eq!(a.to_string(), b.to_string(), "{} message", stringify!($f));
+                }
+            )*};
+        }
+        same!(
+            wire::array,
+            wire::object,
+            wire::string,
+            wire::optional_string,
+            wire::timestamp,
+            wire::optional_timestamp,
+            wire::session_state,
+            wire::pending_action,
+            wire::revision,
+            wire::projection,
+            wire::turn,
+            wire::turns,
+            wire::message,
+            wire::messages,
+            wire::optional_messages,
+            wire::scope,
+            wire::session,
+            wire::sessions,
+            wire::summary,
+            wire::task,
+            wire::boolean,
+            wire::unsigned,
+            events::message_event_kind,
+            events::message_event,
+            events::turn_event,
+            events::session_event,
+        );
+        assert_eq!(wire::flag(&json), wire::flag(&taped), "flag over the tape");
+    }
 }
 
 /// The messages of a `messages` argument as the rules see them (absent: none).

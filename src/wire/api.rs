@@ -1,6 +1,7 @@
 //! The public API as decoding plus one rule call each, generic over [`Wire`]. The wasm binding is
 //! these functions over the tape (`wire::tape`) plus result conversion; native callers and the
-//! native scenario runner use them over `serde_json::Value`. Argument names are the roots of error paths.
+//! native scenario runner use them over `serde_json::Value`. Argument names are the roots of error
+//! paths.
 
 use std::cmp::Ordering;
 
