@@ -230,8 +230,9 @@ function checkedLength(v) {
 }
 
 /**
- * `value` read once by `node`, for the argument named `name` (the root of error paths). Throws a
- * TaskProjectionError; nothing has been passed to wasm yet when it does.
+ * `value` read once into a plain copy by `node` (MESSAGE, MESSAGE_EVENT or LEAF: the fast path's
+ * inputs), for the argument named `name` (the root of error paths). Throws a TaskProjectionError;
+ * nothing has been passed to wasm yet when it does.
  */
 export function readArg(value, node, name) {
   root = name;
@@ -244,9 +245,9 @@ export function readArg(value, node, name) {
 }
 
 /**
- * The elements of an array argument read once (the caller's own objects, handed back by index)
- * and their copies by `node`; `undefined` when `value` is not an array (a stand-in then goes to
- * wasm, which reports the typed error).
+ * The elements of an array argument read once (the caller's own objects) and their plain copies
+ * by `node` (MESSAGE or MESSAGE_EVENT); `undefined` when `value` is not an array (a stand-in then
+ * goes onto the tape, and the decoder reports the typed error).
  */
 export function readItems(value, node, name) {
   root = name;
