@@ -76,6 +76,22 @@ function eventArgs(k, payload) {
 
 const kindCode = (kind) => (kind === 'added' ? FAST.kind.added : kind === 'updated' ? FAST.kind.updated : kind === 'deleted' ? FAST.kind.deleted : -1);
 
+/**
+ * The fast-path arguments (`Boundary.apply`'s) of every copy of a page or batch, by `argsOf`, or
+ * `undefined` when one has none or there are none: all or nothing, like the wasm decoder, which
+ * then takes the whole list (and rejects it whole when one is malformed).
+ */
+function fastArgs(copies, argsOf) {
+  if (copies.length === 0) return undefined;
+  const all = new Array(copies.length);
+  for (let i = 0; i < copies.length; i++) {
+    const args = argsOf(copies[i], i);
+    if (args === undefined) return undefined;
+    all[i] = args;
+  }
+  return all;
+}
+
 /** UTF-8 takes at most 3 bytes per UTF-16 unit: the scratch room one message's text needs. */
 function textRoom(f) {
   return 3 * (f[0].length + (f[6] == null ? 0 : f[6].length) + (f[7] == null ? 0 : f[7].length));
@@ -165,6 +181,17 @@ class Boundary {
     const updatedLen = this.write(f[7]);
     return this.wasm.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
       createdLen, updatedLen, action, era, sequence);
+  }
+
+  /** Every message of a page or batch (`fastArgs`), with room reserved for the longest first. */
+  applyAll(all) {
+    let room = 0;
+    for (let i = 0; i < all.length; i++) room = Math.max(room, textRoom(all[i][3]));
+    this.reserve(room);
+    for (let i = 0; i < all.length; i++) {
+      const a = all[i];
+      this.apply(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    }
   }
 
   /** Forgets every handle, on both sides. */
@@ -271,33 +298,19 @@ export class ProjectionStore {
     const s = live(this);
     const id = readArg(sessionId, LEAF, 'sessionId');
     const read = readItems(messages, MESSAGE, 'messages');
-    // All or nothing: every row must take the fast path, else the wasm decoder takes the page
-    // (and rejects it whole when a row is malformed).
-    if (s.fast && typeof id === 'string' && read !== undefined && read.copies.length > 0) {
-      const copies = read.copies;
-      const rows = new Array(copies.length);
-      let room = 0;
-      for (let i = 0; i < copies.length; i++) {
-        const f = messageFields(copies[i]);
-        if (f === undefined) {
-          two(id, LEAF, 'sessionId', copies, MESSAGES, 'messages');
-          s.wasm.applyMessagePage();
-          changed(s);
-          return;
-        }
-        rows[i] = f;
-        room = Math.max(room, textRoom(f));
-      }
-      const boundary = s.boundary;
-      boundary.reserve(room);
-      for (let i = 0; i < rows.length; i++) {
-        boundary.apply(i === 0 ? FAST.kind.pageFirst : FAST.kind.pageRow, id, undefined, rows[i], FAST.action.absent, undefined, 0);
-      }
-      changed(s);
-      return;
+    const K = FAST.kind;
+    const rows = s.fast && typeof id === 'string' && read !== undefined
+      ? fastArgs(read.copies, (copy, i) => {
+        const f = messageFields(copy);
+        return f && [i === 0 ? K.pageFirst : K.pageRow, id, undefined, f, FAST.action.absent, undefined, 0];
+      })
+      : undefined;
+    if (rows !== undefined) {
+      s.boundary.applyAll(rows);
+    } else {
+      two(id, LEAF, 'sessionId', read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'), MESSAGES, 'messages');
+      s.wasm.applyMessagePage();
     }
-    two(id, LEAF, 'sessionId', read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'), MESSAGES, 'messages');
-    s.wasm.applyMessagePage();
     changed(s);
   }
 
@@ -331,34 +344,13 @@ export class ProjectionStore {
     const s = live(this);
     const k = kindCode(kind);
     const read = readItems(payloads, MESSAGE_EVENT, 'payloads');
-    // All or nothing, like the wasm path: every event must take the fast path, else the wasm
-    // decoder takes the batch (and rejects it whole when one is malformed).
-    if (k >= 0 && s.fast && read !== undefined && read.copies.length > 0) {
-      const copies = read.copies;
-      const batch = new Array(copies.length);
-      let room = 0;
-      for (let i = 0; i < copies.length; i++) {
-        const args = eventArgs(k, copies[i]);
-        if (args === undefined) {
-          two(kind, LEAF, 'kind', copies, MESSAGE_EVENTS, 'payloads');
-          s.wasm.applyMessageEvents();
-          changed(s);
-          return;
-        }
-        batch[i] = args;
-        room = Math.max(room, textRoom(args[3]));
-      }
-      const boundary = s.boundary;
-      boundary.reserve(room);
-      for (let i = 0; i < batch.length; i++) {
-        const a = batch[i];
-        boundary.apply(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-      }
-      changed(s);
-      return;
+    const batch = k >= 0 && s.fast && read !== undefined ? fastArgs(read.copies, (copy) => eventArgs(k, copy)) : undefined;
+    if (batch !== undefined) {
+      s.boundary.applyAll(batch);
+    } else {
+      two(kind, LEAF, 'kind', read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'), MESSAGE_EVENTS, 'payloads');
+      s.wasm.applyMessageEvents();
     }
-    two(kind, LEAF, 'kind', read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'), MESSAGE_EVENTS, 'payloads');
-    s.wasm.applyMessageEvents();
     changed(s);
   }
 
