@@ -3,7 +3,6 @@
 //! checks every `WireError` must pass.
 #![allow(dead_code)]
 
-use serde_json::{Map, Value};
 use task_projection::WireError;
 
 /// Error messages stay short: the quoted offending value is cut at
@@ -69,32 +68,11 @@ impl<'a> Bytes<'a> {
     }
 }
 
-/// Is this the `{"$undefined": true}` marker of the scenario files?
-pub fn is_undefined(value: &Value) -> bool {
-    matches!(value, Value::Object(map) if map.len() == 1 && map.get("$undefined") == Some(&Value::Bool(true)))
-}
-
-/// The value with every `{"$undefined": true}` removed (an absent key; `None` at the top; `null`
-/// inside arrays, which cannot hold an absent element), as the scenario runners do.
-pub fn without_undefined(value: &Value) -> Option<Value> {
-    if is_undefined(value) {
-        return None;
-    }
-    Some(match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter_map(|(k, v)| without_undefined(v).map(|v| (k.clone(), v)))
-                .collect::<Map<_, _>>(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| without_undefined(v).unwrap_or(Value::Null))
-                .collect(),
-        ),
-        other => other.clone(),
-    })
-}
+// The scenario files' `{"$undefined": true}` marker, as the test runners read it.
+#[path = "../../tests/common/marker.rs"]
+mod marker;
+#[allow(unused_imports)] // not every runner reads the marker itself
+pub use marker::{is_undefined, without_undefined};
 
 /// Every error names the offending field by a path rooted at one of the call's argument names,
 /// carries one of the stable codes, and its message starts with the path and stays short.

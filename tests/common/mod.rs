@@ -2,7 +2,12 @@
 #![allow(dead_code)]
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+// The scenario files' `{"$undefined": true}` marker (fuzz/targets/common.rs includes it too).
+mod marker;
+#[allow(unused_imports)] // not every runner reads the marker itself
+pub use marker::{is_undefined, without_undefined};
 
 pub const SCENARIOS: &str = include_str!("../fixtures/scenarios.json");
 
@@ -72,33 +77,6 @@ pub fn load() -> File {
     let file: File = serde_json::from_str(SCENARIOS).expect("scenarios.json parses");
     assert!(!file.cases.is_empty());
     file
-}
-
-/// Is this the `{"$undefined": true}` marker?
-pub fn is_undefined(value: &Value) -> bool {
-    matches!(value, Value::Object(map) if map.len() == 1 && map.get("$undefined") == Some(&Value::Bool(true)))
-}
-
-/// The value with every marker-valued property removed (an `undefined` property is an absent
-/// key); `None` when the value itself is the marker.
-pub fn without_undefined(value: &Value) -> Option<Value> {
-    if is_undefined(value) {
-        return None;
-    }
-    Some(match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter_map(|(k, v)| without_undefined(v).map(|v| (k.clone(), v)))
-                .collect::<Map<_, _>>(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|v| without_undefined(v).unwrap_or(Value::Null))
-                .collect(),
-        ),
-        other => other.clone(),
-    })
 }
 
 /// The id of a message/turn wire object.
