@@ -18,8 +18,10 @@
 //! - `scale/visible_turn_history/<n>`: `wire::api::visible_turn_history` over `n` = 10⁶ turns in
 //!   no particular order (decode + the rule); `scale/apply_session_list/<n>`: 10⁶ sessions into a
 //!   fresh store (`wire::store_api::apply_session_list`); `scale/apply_session_list_merge/<n>`:
-//!   an older list (the oldest half) onto a store holding all 10⁶, so every held session the
-//!   list lacks is merged back into place. Ten one-shot samples each; the inputs are generated
+//!   an older list (the oldest half) onto a store holding all 10⁶ (the held list ends with it:
+//!   `merge_distinct_session_list`'s shortcut, each session's fields still merged). The `_tape`
+//!   variants decode the tape `js/read.js` writes (`wire::tape::Writer` here) instead of a
+//!   `serde_json::Value`: the wasm's path. Ten one-shot samples each; the inputs are generated
 //!   here by the formulas of `scaleTurns` / `scaleSessions` in bench/workload.mjs (the same
 //!   objects the Node bench passes). `BENCH_ONLY=scale` runs only these (`SCALE_N` another size).
 //!
@@ -37,6 +39,7 @@ use criterion::{
 };
 use serde_json::{json, Value};
 use task_projection::store::{MessageEvent, MessageEventKind, ProjectionStore};
+use task_projection::wire::tape::Writer;
 use task_projection::wire::{api, events, store_api, Json, Path};
 
 const SIZES: [usize; 4] = [100, 1000, 5000, 50000];
@@ -585,7 +588,16 @@ fn bench_scale(c: &mut Criterion) {
             api::visible_turn_history(&Json::new(black_box(&turns))).expect("turns")
         });
     });
+    // The same call over the tape the JS side writes (what the wasm decodes).
+    let written = Writer::tape(&[&turns]);
     drop(turns);
+    group.bench_function(BenchmarkId::new("visible_turn_history_tape", n), |b| {
+        b.iter_with_large_drop(|| {
+            let tape = written.read().expect("tape");
+            api::visible_turn_history(&black_box(tape).arg(0)).expect("turns")
+        });
+    });
+    drop(written);
 
     let task = json!("task-scale");
     let all = scale_sessions(0, n);
@@ -596,6 +608,23 @@ fn bench_scale(c: &mut Criterion) {
             .expect("sessions");
         store
     };
+    let written = Writer::tape(&[&task, &all]);
+    group.bench_function(BenchmarkId::new("apply_session_list_tape", n), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut store: ProjectionStore<Value> = ProjectionStore::new();
+                let tape = written.read().expect("tape");
+                let start = Instant::now();
+                let reason = store_api::apply_session_list(&mut store, &tape.arg(0), &tape.arg(1));
+                total += start.elapsed();
+                black_box(reason.is_ok());
+                drop(store);
+            }
+            total
+        });
+    });
+    drop(written);
     for (name, held, list) in [
         ("apply_session_list", None, &all),
         ("apply_session_list_merge", Some(&all), &older),

@@ -55,12 +55,17 @@ const OUT_NAME = 'task_projection';
 // 236,442 raw (-4,400 B), MVP 235,306 raw (+3,700 B), fallback 516,793 raw (+16,500 B: the tape
 // decoder as wasm2js JS), every gzip within its budget; the MVP and fallback raw budgets raised
 // ~1 % above that, the others unchanged.
+// 2026-12-01 (issue 11, scale): session ids shared as one `Arc<str>` by the table, the task's list
+// and the change set, the change set recorded by generation, the session-list shortcuts, arrays
+// decoded into presized vectors: native `applySessionList` of 10⁶ sessions -36 %, +1.5 KB raw /
+// +0.7 KB gzip. Default wasm 237,952 raw, node.js 318,369 raw, MVP 95,182 gzip, fallback 145,112
+// gzip; those four budgets raised to about 1,000 B above.
 const BUDGETS = {
-  'default wasm': { raw: 237_000, gzip: 95_500 },
+  'default wasm': { raw: 239_000, gzip: 95_500 },
   'default glue (task_projection.js)': { raw: 43_000, gzip: 8_500 },
-  'node entry (node.js, wasm embedded)': { raw: 317_000, gzip: 130_500 },
-  'MVP wasm': { raw: 237_500, gzip: 94_500 },
-  'fallback (wasm2js, minified)': { raw: 522_000, gzip: 144_500 },
+  'node entry (node.js, wasm embedded)': { raw: 319_500, gzip: 130_500 },
+  'MVP wasm': { raw: 237_500, gzip: 95_500 },
+  'fallback (wasm2js, minified)': { raw: 522_000, gzip: 145_500 },
   'fallback glue': { raw: 60_000, gzip: 9_500 },
 };
 

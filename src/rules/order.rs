@@ -134,7 +134,10 @@ pub fn merge_turns(held: impl IntoIterator<Item = Turn>, list: Vec<Turn>) -> Vec
 /// a held session the list lacks goes right before the first session that followed it in the
 /// held list (at the end when none did). Lists read at different times of one history are all
 /// in the backend's order (newest first), so any arrival order of them ends in the same list.
-pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str> {
+///
+/// Generic over the id type so the store merges its shared ids (`Arc<str>`) without a copy of
+/// each; `&str` works too.
+pub fn merge_session_list<T: AsRef<str> + Clone>(held: &[T], list: &[T]) -> Vec<T> {
     // The result is a linked list (node 0 the sentinel before the first and after the last), so
     // each insertion is O(1), and every id is hashed once. A held session goes before the first
     // later held session already in the result: one the list has, or a repetition of a held one
@@ -151,15 +154,16 @@ pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str
     // Each distinct id gets a number; per number: its node (once in the result) and its first
     // held position.
     let mut numbers = IdIndex::with_capacity(total);
-    let mut ids: Vec<&'a str> = Vec::with_capacity(total);
+    let mut ids: Vec<&str> = Vec::with_capacity(total);
     let mut node_of: Vec<usize> = Vec::with_capacity(total);
     let mut first_of: Vec<usize> = Vec::with_capacity(total);
-    for &id in list {
+    for id in list {
+        let text = id.as_ref();
         if numbers
-            .get_or_insert(id, ids.len(), &|n| ids.get(n).copied())
+            .get_or_insert(text, ids.len(), &|n| ids.get(n).copied())
             .is_none()
         {
-            ids.push(id);
+            ids.push(text);
             node_of.push(nodes.push_back(id));
             first_of.push(NONE);
         }
@@ -168,12 +172,13 @@ pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str
     let mut number_at = vec![NONE; held.len()];
     let mut next_listed = vec![NONE; held.len()];
     let mut next = NONE;
-    for (j, &id) in held.iter().enumerate().rev() {
+    for (j, id) in held.iter().enumerate().rev() {
         set(&mut next_listed, j, next);
-        let n = match numbers.get_or_insert(id, ids.len(), &|n| ids.get(n).copied()) {
+        let text = id.as_ref();
+        let n = match numbers.get_or_insert(text, ids.len(), &|n| ids.get(n).copied()) {
             Some(n) => n,
             None => {
-                ids.push(id);
+                ids.push(text);
                 node_of.push(NONE);
                 first_of.push(NONE);
                 ids.len().saturating_sub(1)
@@ -201,14 +206,14 @@ pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str
         }
         set(&mut next_repeat, i, stack.last().copied().unwrap_or(NONE));
     }
-    for (i, &id) in held.iter().enumerate() {
+    for (i, id) in held.iter().enumerate() {
         let n = get(&number_at, i);
         if get(&node_of, n) != NONE || get(&first_of, n) < i {
             continue;
         }
         let later = get(&next_listed, i).min(get(&next_repeat, i));
         let anchor = match get(&node_of, get(&number_at, later)) {
-            NONE => Links::SENTINEL,
+            NONE => Links::<T>::SENTINEL,
             node => node,
         };
         let node = nodes.insert_before(id, anchor);
@@ -217,14 +222,34 @@ pub fn merge_session_list<'a>(held: &[&'a str], list: &[&'a str]) -> Vec<&'a str
     nodes.into_vec()
 }
 
+/// [`merge_session_list`] for lists that repeat no id (the store's lists never do, and it checks
+/// each incoming list as it applies it), the list taken by value; `None` when the result is the
+/// held list. The common deliveries need no index: a first list is the result; a list the held
+/// list ends with (a re-delivery, or an older page of the same history) leaves the held list;
+/// a list that ends with the held list (newer sessions first) is the result, as is. Any other
+/// pair is merged by [`merge_session_list`].
+pub fn merge_distinct_session_list<T: AsRef<str> + Clone + PartialEq>(
+    held: &[T],
+    list: Vec<T>,
+) -> Option<Vec<T>> {
+    if held.ends_with(&list) {
+        return None;
+    }
+    if list.ends_with(held) {
+        return Some(list);
+    }
+    let merged = merge_session_list(held, &list);
+    (merged != held).then_some(merged)
+}
+
 /// A doubly linked list of ids in a vector, node 0 the sentinel ([`merge_session_list`]).
-struct Links<'a> {
-    ids: Vec<&'a str>,
+struct Links<'a, T> {
+    ids: Vec<Option<&'a T>>,
     next: Vec<usize>,
     prev: Vec<usize>,
 }
 
-impl<'a> Links<'a> {
+impl<'a, T: Clone> Links<'a, T> {
     const SENTINEL: usize = 0;
 
     fn with_capacity(capacity: usize) -> Self {
@@ -234,21 +259,21 @@ impl<'a> Links<'a> {
             next: Vec::with_capacity(capacity),
             prev: Vec::with_capacity(capacity),
         };
-        links.ids.push("");
+        links.ids.push(None);
         links.next.push(Self::SENTINEL);
         links.prev.push(Self::SENTINEL);
         links
     }
 
-    fn push_back(&mut self, id: &'a str) -> usize {
+    fn push_back(&mut self, id: &'a T) -> usize {
         self.insert_before(id, Self::SENTINEL)
     }
 
     /// Adds `id` right before node `anchor`; returns its node.
-    fn insert_before(&mut self, id: &'a str, anchor: usize) -> usize {
+    fn insert_before(&mut self, id: &'a T, anchor: usize) -> usize {
         let node = self.ids.len();
         let before = self.prev.get(anchor).copied().unwrap_or(Self::SENTINEL);
-        self.ids.push(id);
+        self.ids.push(Some(id));
         self.next.push(anchor);
         self.prev.push(before);
         if let Some(link) = self.next.get_mut(before) {
@@ -260,11 +285,11 @@ impl<'a> Links<'a> {
         node
     }
 
-    fn into_vec(self) -> Vec<&'a str> {
+    fn into_vec(self) -> Vec<T> {
         let mut out = Vec::with_capacity(self.ids.len().saturating_sub(1));
         let mut node = self.next.get(Self::SENTINEL).copied();
         while let Some(at) = node.filter(|&n| n != Self::SENTINEL && out.len() < self.ids.len()) {
-            out.extend(self.ids.get(at));
+            out.extend(self.ids.get(at).copied().flatten().cloned());
             node = self.next.get(at).copied();
         }
         out
@@ -515,6 +540,62 @@ mod tests {
                 "held {held:?}, list {list:?}"
             );
         }
+    }
+
+    /// The merge of repetition-free lists, shortcuts included, equals the general merge.
+    #[test]
+    fn distinct_session_list_merge_equals_the_general_merge() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let distinct = |rng: &mut Rng, len: usize| {
+            let mut v: Vec<&str> = Vec::new();
+            for _ in 0..len {
+                let id = IDS[rng.below(IDS.len())];
+                if !v.contains(&id) {
+                    v.push(id);
+                }
+            }
+            v
+        };
+        let mut shortcuts = 0;
+        for round in 0..20_000 {
+            let len = rng.below(10);
+            let held = distinct(&mut rng, len);
+            // Every shape of pair: unrelated lists, and the ones the shortcuts take (a suffix
+            // of the held list, or the held list behind newer sessions).
+            let list = match round % 4 {
+                0 => {
+                    let len = rng.below(10);
+                    distinct(&mut rng, len)
+                }
+                1 => held[rng.below(held.len() + 1)..].to_vec(),
+                2 => {
+                    let newer: Vec<&str> = IDS
+                        .iter()
+                        .copied()
+                        .filter(|id| !held.contains(id))
+                        .take(rng.below(4))
+                        .collect();
+                    newer.into_iter().chain(held.iter().copied()).collect()
+                }
+                _ => held.clone(),
+            };
+            let general = merge_session_list(&held, &list);
+            let distinct = merge_distinct_session_list(&held, list.clone());
+            shortcuts += usize::from(held.ends_with(&list) || list.ends_with(&held));
+            assert_eq!(
+                distinct.unwrap_or_else(|| held.clone()),
+                general,
+                "held {held:?}, list {list:?}"
+            );
+        }
+        assert!(shortcuts > 10_000, "{shortcuts}");
+        assert_eq!(merge_distinct_session_list(&["a"], vec!["a"]), None);
+        assert_eq!(merge_distinct_session_list::<&str>(&[], vec![]), None);
+        assert_eq!(merge_distinct_session_list(&[], vec!["a"]), Some(vec!["a"]));
+        assert_eq!(
+            merge_distinct_session_list(&["b", "a"], vec!["c", "a"]),
+            Some(vec!["c", "b", "a"])
+        );
     }
 
     #[test]

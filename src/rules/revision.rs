@@ -113,17 +113,32 @@ pub fn merge_projection(
     held: &PendingProjection,
     incoming: &PendingProjection,
 ) -> PendingProjection {
-    match merge_decision(held.revision.as_ref(), incoming.revision.as_ref()) {
-        MergeDecision::Advance => PendingProjection {
-            action: incoming.action.or(held.action),
-            revision: incoming.revision.clone(),
-        },
-        MergeDecision::KeepHeld => held.clone(),
-        MergeDecision::Legacy => PendingProjection {
-            action: incoming.action.or(held.action),
-            revision: None,
-        },
+    let mut merged = held.clone();
+    merge_projection_into(&mut merged, incoming.action, incoming.revision.as_ref());
+    merged
+}
+
+/// [`merge_projection`] in place, the incoming projection (`action`, `revision`) borrowed: the
+/// incoming revision is copied only when it is taken and differs from the held one. `true` when
+/// `held` changed.
+pub fn merge_projection_into(
+    held: &mut PendingProjection,
+    action: Option<Option<PendingAction>>,
+    revision: Option<&Revision>,
+) -> bool {
+    let revision = match merge_decision(held.revision.as_ref(), revision) {
+        MergeDecision::Advance => revision,
+        MergeDecision::KeepHeld => return false,
+        MergeDecision::Legacy => None,
+    };
+    let action = action.or(held.action);
+    let mut changed = held.action != action;
+    held.action = action;
+    if held.revision.as_ref() != revision {
+        held.revision = revision.cloned();
+        changed = true;
     }
+    changed
 }
 
 #[cfg(test)]

@@ -2,13 +2,21 @@
 //! session events. Each is ordered against what is held by a rule of [`crate::rules::order`]
 //! (and the projection by [`crate::rules::revision`]); docs/convergence.md is the contract.
 
+use std::sync::Arc;
+
+use hashbrown::hash_map::EntryRef;
+
 use super::messages::{MessageIndex, Upsert};
 use super::session::Field;
-use super::{MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, TurnEvent};
+use super::{
+    MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, SessionId, TurnEvent,
+};
 use crate::error::WireError;
 use crate::rules::model::{Message, Session, Turn};
-use crate::rules::order::{merge_session_list, merge_turns, revives, upsert_turn, Revival};
-use crate::rules::revision::{merge_projection, PendingProjection};
+use crate::rules::order::{
+    merge_distinct_session_list, merge_session_list, merge_turns, revives, upsert_turn, Revival,
+};
+use crate::rules::revision::{merge_projection_into, PendingProjection};
 use crate::rules::turn::CurrentTurn;
 
 impl<P: Clone> ProjectionStore<P> {
@@ -50,27 +58,43 @@ impl<P: Clone> ProjectionStore<P> {
             }
             return Ok(Reason::TaskRemoved);
         }
-        let listed = self.tasks.get(task_id).and_then(|t| t.sessions.as_deref());
-        let held: Vec<&str> = listed.unwrap_or_default().iter().map(|id| &**id).collect();
-        let incoming: Vec<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
-        let merged = merge_session_list(&held, &incoming);
-        // A re-delivered list changes nothing: no new copy of its ids.
-        let merged: Option<Vec<Box<str>>> = (listed.is_none() || merged != held)
-            .then(|| merged.into_iter().map(Box::from).collect());
+        let held_len = self
+            .tasks
+            .get(task_id)
+            .and_then(|t| t.sessions.as_ref())
+            .map_or(0, Vec::len);
         // Room for the sessions the task did not list yet, at once: growing by doubling would
         // rehash every id again (a cache miss each).
-        let new = sessions.len().saturating_sub(held.len());
+        let new = sessions.len().saturating_sub(held_len);
         self.sessions.reserve(new);
         if self.track_changes {
             self.changed_sessions.reserve(new);
         }
-        let mut left: Vec<Box<str>> = Vec::new();
+        // One copy of the task id for every session the list tags, and one of each session id
+        // (the table's key, shared by the task's list and the change set).
+        let shared_task: Arc<str> = Arc::from(task_id);
+        let mut incoming: Vec<SessionId> = Vec::with_capacity(sessions.len());
+        let mut left: Vec<Arc<str>> = Vec::new();
+        // Whether the list is known to name no session twice (each entry is stamped with the
+        // call that listed it).
+        self.list_calls = self.list_calls.wrapping_add(1);
+        let call = self.list_calls;
+        let mut distinct = true;
         for session in sessions {
             if self.removed_input(&session.id, None) {
+                incoming.push(SessionId::from(session.id.as_str()));
+                distinct = false;
                 continue;
             }
             // One lookup per session (not `session_mut` and then `touch_session`'s).
-            let entry = self.sessions.entry_ref(session.id.as_str()).or_default();
+            let (id, entry) = match self.sessions.entry_ref(session.id.as_str()) {
+                EntryRef::Occupied(held) => (held.key().clone(), held.into_mut()),
+                EntryRef::Vacant(slot) => {
+                    let held = slot.insert_entry(Box::default());
+                    (held.key().clone(), held.into_mut())
+                }
+            };
+            distinct &= std::mem::replace(&mut entry.listed_in, call) != call;
             let mut changed = false;
             if entry.belongs_elsewhere(Some(task_id)) {
                 // A buffered projection of another task is rejected (SPEC §5).
@@ -79,17 +103,16 @@ impl<P: Clone> ProjectionStore<P> {
             }
             if entry.task_id.as_deref() != Some(task_id) {
                 // A session another task held moves here: that task's answers change too.
-                if let Some(previous) = entry.task_id.replace(Box::from(task_id)) {
+                if let Some(previous) = entry.task_id.replace(shared_task.clone()) {
                     left.push(previous);
                 }
             }
-            let incoming = PendingProjection {
-                action: session.pending_action,
-                revision: session.pending_action_revision.clone(),
-            };
-            let projection = merge_projection(&entry.projection, &incoming);
-            changed |= projection != entry.projection || !entry.listed;
-            entry.projection = projection;
+            changed |= merge_projection_into(
+                &mut entry.projection,
+                session.pending_action,
+                session.pending_action_revision.as_ref(),
+            );
+            changed |= !entry.listed;
             entry.listed = true;
             let clock = session.updated_at.as_ref();
             changed |= entry.take_state(session.state, clock) == Field::Changed;
@@ -100,14 +123,24 @@ impl<P: Clone> ProjectionStore<P> {
                 entry.version = self.version;
                 entry.discovery = self.version;
                 if self.track_changes {
-                    self.changed_sessions
-                        .get_or_insert_with(session.id.as_str(), |id: &str| Box::from(id));
+                    self.changed_sessions.record(&id, entry);
                 }
             }
+            incoming.push(id);
         }
         let task = self.tasks.entry(Box::from(task_id)).or_default();
-        if let Some(merged) = merged {
-            task.sessions = Some(merged);
+        let held = task.sessions.as_deref().unwrap_or_default();
+        // A re-delivered list changes nothing: the held list stays (no new copy of its ids).
+        let merged = if distinct {
+            merge_distinct_session_list(held, incoming)
+        } else {
+            let merged = merge_session_list(held, &incoming);
+            (merged != held).then_some(merged)
+        };
+        match (merged, &mut task.sessions) {
+            (Some(merged), sessions) => *sessions = Some(merged),
+            (None, sessions @ None) => *sessions = Some(Vec::new()),
+            (None, Some(_)) => {}
         }
         self.touch_task(task_id);
         for previous in &left {

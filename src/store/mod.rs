@@ -28,6 +28,7 @@ mod session;
 mod tasks;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use hash::{HashMap, HashSet};
 
@@ -39,7 +40,7 @@ pub use messages::MessageParts;
 pub use reason::Reason;
 use remembered::Remembered;
 use selection::ActiveSelection;
-use session::SessionEntry;
+use session::{SessionChanges, SessionEntry};
 use tasks::{Captured, TaskEntry};
 
 /// How many fetch tokens are remembered; older ones are forgotten (their snapshot is rejected).
@@ -50,13 +51,18 @@ const MAX_FETCHES: usize = 32;
 const REMOVED_TASKS: usize = 1024;
 const REMOVED_SESSIONS: usize = 4096;
 
+/// A session id as the store holds it: one allocation, shared by the sessions table, the task's
+/// session list and the change set.
+type SessionId = Arc<str>;
+
 /// The stateful engine. See the module docs.
 #[derive(Clone, Debug)]
 pub struct ProjectionStore<P> {
     tasks: HashMap<Box<str>, TaskEntry<P>>,
     /// Boxed: the table moves only pointers when it grows, and a task list of many sessions does
-    /// not grow it by a whole entry per bucket.
-    sessions: HashMap<Box<str>, Box<SessionEntry>>,
+    /// not grow it by a whole entry per bucket. A session id is allocated once: the task's
+    /// session list and the change set share the key.
+    sessions: HashMap<SessionId, Box<SessionEntry>>,
     fetches: VecDeque<(u64, Captured)>,
     next_fetch: u64,
     selection: Option<ActiveSelection>,
@@ -67,7 +73,9 @@ pub struct ProjectionStore<P> {
     removed_tasks: Remembered,
     removed_sessions: Remembered,
     changed_tasks: HashSet<Box<str>>,
-    changed_sessions: HashSet<Box<str>>,
+    changed_sessions: SessionChanges,
+    /// Counts session list calls (`SessionEntry::listed_in`).
+    list_calls: u64,
     /// Whether changes are recorded for [`Self::take_changes`] (off while nobody listens, so
     /// an event costs no allocation for a change set that would be dropped).
     track_changes: bool,
@@ -86,7 +94,8 @@ impl<P> Default for ProjectionStore<P> {
             removed_tasks: Remembered::new(REMOVED_TASKS),
             removed_sessions: Remembered::new(REMOVED_SESSIONS),
             changed_tasks: HashSet::default(),
-            changed_sessions: HashSet::default(),
+            changed_sessions: SessionChanges::default(),
+            list_calls: 0,
             track_changes: true,
             version: 0,
         }
@@ -115,7 +124,7 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn take_changes(&mut self) -> Changes {
         Changes {
             tasks: self.changed_tasks.drain().map(String::from).collect(),
-            sessions: self.changed_sessions.drain().map(String::from).collect(),
+            sessions: self.changed_sessions.take(),
         }
     }
 
@@ -153,12 +162,15 @@ impl<P: Clone> ProjectionStore<P> {
     fn touch_session_with(&mut self, session_id: &str, discovery: bool) {
         let version = self.bump();
         let track = self.track_changes;
-        if track && !self.changed_sessions.contains(session_id) {
-            self.changed_sessions.insert(Box::from(session_id));
-        }
-        let Some(entry) = self.sessions.get_mut(session_id) else {
+        let Some((id, entry)) = self.sessions.get_key_value_mut(session_id) else {
+            if track {
+                self.changed_sessions.record_absent(session_id);
+            }
             return;
         };
+        if track {
+            self.changed_sessions.record(id, entry);
+        }
         entry.version = version;
         if discovery {
             entry.discovery = version;

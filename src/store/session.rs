@@ -3,9 +3,11 @@
 //! [`SessionRecord`] by the rules.
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use super::messages::MessageIndex;
-use super::Reason;
+use super::{Reason, SessionId};
+use crate::hash::IdIndex;
 use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
@@ -23,7 +25,8 @@ pub(super) enum Field {
 
 #[derive(Clone, Debug, Default)]
 pub(super) struct SessionEntry {
-    pub(super) task_id: Option<Box<str>>,
+    /// Shared by every session a session list tagged (one copy per list, not per session).
+    pub(super) task_id: Option<Arc<str>>,
     /// Present in its task's loaded session list.
     pub(super) listed: bool,
     pub(super) state: Option<SessionState>,
@@ -48,6 +51,88 @@ pub(super) struct SessionEntry {
     pub(super) current: Cell<Option<(CurrentTurn<usize>, TurnReason)>>,
     /// Some turn is an unpublished reservation (messages can then change the current turn).
     pub(super) has_reservation: bool,
+    /// The [`SessionChanges`] generation in which the session was last recorded as changed.
+    pub(super) changed_in: u64,
+    /// The session list call that last listed the session (a list that names it twice is seen).
+    pub(super) listed_in: u64,
+}
+
+/// The sessions changed since the last take, each recorded once without a set: an entry
+/// carries the generation in which it was recorded (`SessionEntry::changed_in`), and a take
+/// starts a new generation.
+#[derive(Clone, Debug)]
+pub(super) struct SessionChanges {
+    ids: Vec<SessionId>,
+    generation: u64,
+    /// An id can be in `ids` twice: recorded while it had no entry, or its entry was removed and
+    /// made again.
+    may_repeat: bool,
+}
+
+impl Default for SessionChanges {
+    fn default() -> Self {
+        SessionChanges {
+            ids: Vec::new(),
+            // Above every new entry's `changed_in`.
+            generation: 1,
+            may_repeat: false,
+        }
+    }
+}
+
+impl SessionChanges {
+    /// Records the session of `entry` (its id `id`).
+    pub(super) fn record(&mut self, id: &SessionId, entry: &mut SessionEntry) {
+        if entry.changed_in != self.generation {
+            entry.changed_in = self.generation;
+            self.ids.push(id.clone());
+        }
+    }
+
+    /// Records a session that has no entry.
+    pub(super) fn record_absent(&mut self, id: &str) {
+        self.ids.push(SessionId::from(id));
+        self.may_repeat = true;
+    }
+
+    /// A session's entry was removed (its id may be recorded again in this generation).
+    pub(super) fn removed(&mut self) {
+        self.may_repeat = true;
+    }
+
+    pub(super) fn reserve(&mut self, additional: usize) {
+        self.ids.reserve(additional);
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The recorded ids, each once; a new generation starts.
+    pub(super) fn take(&mut self) -> Vec<String> {
+        self.generation = self.generation.wrapping_add(1);
+        let ids = std::mem::take(&mut self.ids);
+        let mut index =
+            std::mem::take(&mut self.may_repeat).then(|| IdIndex::with_capacity(ids.len()));
+        let mut kept: Vec<String> = Vec::with_capacity(ids.len());
+        for id in ids {
+            let repeated = index.as_mut().is_some_and(|index| {
+                index
+                    .get_or_insert(&id, kept.len(), &|i| kept.get(i).map(String::as_str))
+                    .is_some()
+            });
+            if !repeated {
+                kept.push(String::from(&*id));
+            }
+        }
+        kept
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.ids.clear();
+        self.may_repeat = false;
+        self.generation = self.generation.wrapping_add(1);
+    }
 }
 
 impl SessionEntry {
@@ -83,7 +168,7 @@ impl SessionEntry {
     /// Tags a session whose task is not known yet.
     pub(super) fn adopt_task(&mut self, task_id: Option<&str>) {
         if self.task_id.is_none() {
-            self.task_id = task_id.map(Box::from);
+            self.task_id = task_id.map(Arc::from);
         }
     }
 
@@ -163,5 +248,37 @@ impl SessionRecord for SessionRef<'_> {
     }
     fn action(&self) -> Option<PendingAction> {
         self.entry.projection.action.flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_set_holds_each_session_once() {
+        let mut changes = SessionChanges::default();
+        let (a, b) = (SessionId::from("a"), SessionId::from("b"));
+        let (mut entry_a, mut entry_b) = (SessionEntry::default(), SessionEntry::default());
+        changes.record(&a, &mut entry_a);
+        changes.record(&a, &mut entry_a);
+        changes.record(&b, &mut entry_b);
+        assert_eq!(changes.take(), ["a", "b"]);
+        assert!(changes.is_empty());
+        // A new generation: the same entries are recorded again, once.
+        changes.record(&b, &mut entry_b);
+        changes.record(&b, &mut entry_b);
+        assert_eq!(changes.take(), ["b"]);
+        // Removed and made again within one generation, or recorded without an entry: still once.
+        changes.record(&a, &mut entry_a);
+        changes.removed();
+        let mut again = SessionEntry::default();
+        changes.record(&a, &mut again);
+        changes.record_absent("c");
+        changes.record_absent("c");
+        assert_eq!(changes.take(), ["a", "c"]);
+        changes.record(&a, &mut again);
+        changes.clear();
+        assert!(changes.take().is_empty());
     }
 }

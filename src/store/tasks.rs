@@ -3,7 +3,7 @@
 //! fetch token's `Captured` state (SPEC §7).
 
 use super::hash::HashMap;
-use super::{ProjectionStore, Reason, TaskInput, MAX_FETCHES};
+use super::{ProjectionStore, Reason, SessionId, TaskInput, MAX_FETCHES};
 use crate::error::WireError;
 use crate::rules::model::{self, PendingAction, StatusSummary};
 use crate::rules::order::applies_after_removal;
@@ -36,7 +36,7 @@ pub(super) struct TaskEntry<P> {
     pub(super) summary: Option<HeldSummary<P>>,
     pub(super) task_pending_action: Option<PendingAction>,
     /// The task's session list (newest first), once loaded.
-    pub(super) sessions: Option<Vec<Box<str>>>,
+    pub(super) sessions: Option<Vec<SessionId>>,
     pub(super) version: u64,
 }
 
@@ -96,6 +96,7 @@ impl<P: Clone> ProjectionStore<P> {
             // Touched while the entry still names its task, so that task is marked changed too.
             self.touch_session(session_id);
             self.sessions.remove(session_id);
+            self.changed_sessions.removed();
         }
     }
 
@@ -161,7 +162,7 @@ impl<P: Clone> ProjectionStore<P> {
         let newly = !self.removed_tasks.contains(task_id);
         self.removed_tasks.insert(task_id, None);
         let task = self.tasks.remove(task_id);
-        let mut gone: Vec<Box<str>> = task.and_then(|t| t.sessions).unwrap_or_default();
+        let mut gone: Vec<SessionId> = task.and_then(|t| t.sessions).unwrap_or_default();
         gone.extend(
             self.sessions
                 .iter()

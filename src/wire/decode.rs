@@ -248,10 +248,26 @@ pub fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn>>, W
         return Ok(None);
     }
     let len = array(value, path)?;
-    (0..len)
-        .map(|i| turn(&value.at(i), &path.index(i)))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    elements(value, path, len, turn).map(Some)
+}
+
+/// The most elements an array's decoded vector is sized for up front (a longer array grows it):
+/// a length claims memory before any element is read.
+const PRESIZED: usize = 1 << 17;
+
+/// Decodes the `len` elements of an array with `element`, into a vector sized once (collecting
+/// a `Result` iterator would grow it from nothing by doubling).
+fn elements<W: Wire, T>(
+    value: &W,
+    path: &Path<'_>,
+    len: usize,
+    element: impl Fn(&W, &Path<'_>) -> Result<T, WireError>,
+) -> Result<Vec<T>, WireError> {
+    let mut out = Vec::with_capacity(len.min(PRESIZED));
+    for i in 0..len {
+        out.push(element(&value.at(i), &path.index(i))?);
+    }
+    Ok(out)
 }
 
 /// A message's fields as plain values, before their SPEC meaning is applied (one place maps
@@ -369,9 +385,7 @@ fn optional_timestamp_text<W: Wire>(
 /// A required message array.
 pub fn messages<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Message>, WireError> {
     let len = array(value, path)?;
-    (0..len)
-        .map(|i| message(&value.at(i), &path.index(i)))
-        .collect()
+    elements(value, path, len, message)
 }
 
 /// A message array where `undefined`/`null` means none loaded.
@@ -443,9 +457,7 @@ pub fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError
 /// A required session array.
 pub fn sessions<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Session>, WireError> {
     let len = array(value, path)?;
-    (0..len)
-        .map(|i| session(&value.at(i), &path.index(i)))
-        .collect()
+    elements(value, path, len, session)
 }
 
 /// A status summary; `None` for `undefined`/`null`.
