@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: builds what it needs and benchmarks the ProjectionStore against the stateless
-// rescan, in Node (the package's `node` entry), headless Chromium (the `default` entry) and
-// natively (criterion), then prints one table and writes bench/results.json.
+// rescan and against a plain-JS baseline (bench/baseline.mjs: what an app would write instead),
+// in Node (the package's `node` entry), headless Chromium (the `default` entry) and natively
+// (criterion; store and stateless only), then prints one table and writes bench/results.json.
 //
 //   npm run bench                      everything (about 4–5 minutes on 2 cores)
 //   npm run bench -- --skip-native     without cargo bench     (also --skip-browser, --skip-node)
@@ -219,7 +220,7 @@ const f = (x, digits) => {
   return x.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 };
 const cell = (s) => (s ? `${f(s.median)} (${f(s.p90)})` : '—');
-const W0 = 30;
+const W0 = 34;
 const WC = 20;
 const line = (label, cells) => `${label.padEnd(W0)}${cells.map((c) => String(c).padStart(WC)).join('')}`;
 const out = [];
@@ -230,8 +231,9 @@ out.push(`${results.machine.cpus} × ${results.machine.cpu}; node ${results.vers
   `; load avg ${results.machine.loadavgAtStart.map((x) => x.toFixed(1)).join('/')} → ${results.machine.loadavgAtEnd.map((x) => x.toFixed(1)).join('/')}`);
 out.push('');
 out.push('µs per WebSocket message event: applyMessageEvent + sessionPendingAction + pendingClarification');
-out.push('(stateless: currentTurnId + sessionPendingAction + pendingClarificationBundle over the whole transcript)');
-out.push('median (p90)');
+out.push('(stateless: currentTurnId + sessionPendingAction + pendingClarificationBundle over the whole transcript;');
+out.push(' baseline: the same three answers in plain JS, rescanning the arrays per event: bench/baseline.mjs)');
+out.push('median (p90); baseline/store = how many times faster the store is, stateless/baseline over the same events');
 out.push(line('messages in session', [100, 1000, 5000, 50000].map((n) => f(n, 0))));
 const envs = [['node', results.node], ['chromium', results.chromium], ['native', results.native]];
 for (const [env, r] of envs) {
@@ -239,12 +241,24 @@ for (const [env, r] of envs) {
   out.push(line(`${env} store`, r.events.map((e) => cell(e.store))));
   if (r.events[0].storeFromJsonText) out.push(line(`${env} store, from JSON text`, r.events.map((e) => cell(e.storeFromJsonText))));
   if (r.events[0].storeTyped) out.push(line(`${env} store, pre-decoded`, r.events.map((e) => cell(e.storeTyped))));
+  if (r.events[0].baseline) out.push(line(`${env} baseline (plain JS)`, r.events.map((e) => cell(e.baseline))));
   out.push(line(`${env} stateless`, r.events.map((e) => cell(e.stateless))));
   out.push(line(`${env} ratio stateless/store`, r.events.map((e) => `${f(e.ratio, 0)}×`)));
+  if (r.events[0].baseline) {
+    out.push(line(`${env} ratio baseline/store`, r.events.map((e) => `${f(e.storeVsBaseline)}×`)));
+    out.push(line(`${env} ratio stateless/baseline`, r.events.map((e) => `${f(e.statelessVsBaseline)}×`)));
+  }
 }
 const checked = results.node?.events ?? results.chromium?.events;
 if (checked?.some((e) => e.agreement)) {
   out.push(line('same answers, events (bundle)', checked.map((e) => (e.agreement ? `${e.agreement.same}/${e.agreement.events} (${e.agreement.withBundle})` : '—'))));
+}
+if (checked?.some((e) => e.baselineAgreement)) {
+  // eventBench throws on any difference, so these are counts of events checked, all equal.
+  out.push(line('baseline = store (stateless)', checked.map((e) => {
+    const a = e.baselineAgreement;
+    return a ? `${a.storeChecked}/${a.events} (${a.statelessChecked})` : '—';
+  })));
 }
 out.push('');
 const ing = envs.filter(([, r]) => r?.ingest);

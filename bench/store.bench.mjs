@@ -1,6 +1,7 @@
 // The measurements, independent of where they run: the Node runner (bench/node.mjs) and the
 // Chromium page (bench/browser.mjs) call them with the package module `tp`, a clock `now()` in
 // milliseconds and, for memory, the wasm exports. Every function returns plain JSON.
+import * as baseline from './baseline.mjs';
 import {
   SIZES, eventPass, ingestSnapshot, passIds, passLength, passRevisions, scaleSessions, scaleTurns, sessionHistory,
   statelessEvents,
@@ -68,15 +69,29 @@ export function preloadedStore(tp, history, pageSize = 0) {
  * - `stateless`: the app's arrays updated, then `currentTurnId(turns, state)`,
  *   `sessionPendingAction({session, turns, messages})` and
  *   `pendingClarificationBundle(messages, scope)` over the whole transcript
- *   (`mergePendingProjection` first when the event carries projection keys).
+ *   (`mergePendingProjection` first when the event carries projection keys);
+ * - `baseline`: the same loop as `stateless` with the engine replaced by plain JS
+ *   (bench/baseline.mjs: what an app would write instead, recomputed per render), over the
+ *   whole pass (`eventsPerPass`, as `store`); `baselinePrefix`: the same over the `stateless`
+ *   prefix, when that is shorter.
+ * `storeVsBaseline` = baseline µs / store µs (how many times faster the store is per event);
+ * `statelessVsBaseline` = stateless µs / baseline µs over the same prefix of events (how many
+ * times slower the stateless functions are than the plain-JS rescan). Before timing,
+ * `baselineCheck` asserts that the baseline's answers equal the engine's after every event
+ * (throws on the first difference).
  */
-export function eventBench(tp, n, { now, budgetMs = 1500, statelessBudgetMs = 1500, warmupMs = 300 } = {}) {
+export function eventBench(tp, n, {
+  now, budgetMs = 1500, statelessBudgetMs = 1500, baselineBudgetMs = statelessBudgetMs, warmupMs = 300, baselineCheckEvents = 10,
+} = {}) {
   const history = sessionHistory(n);
   const k = passLength(n);
   const pass = eventPass(history, k);
   const sid = history.session.id;
   let sequence = 2000;
   const agreement = n <= 5000 ? crossCheck(tp, history, pass) : undefined;
+  // Against the stateless functions: every event up to 5,000 messages, a prefix at 50,000 (each
+  // stateless call there rescans the whole transcript, ~0.3 s); against the store: every event.
+  const baselineAgreement = baselineCheck(tp, history, pass, { statelessLimit: n <= 5000 ? Infinity : baselineCheckEvents });
 
   const store = preloadedStore(tp, history);
   // The pass's added rows, deleted after each replay (untimed; ids change per replay).
@@ -141,15 +156,55 @@ export function eventBench(tp, n, { now, budgetMs = 1500, statelessBudgetMs = 15
   const statelessResult = measure(statelessPass, ks, {
     now, budgetMs: statelessBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5, minSampleMs: 0,
   });
+
+  // Baseline: the stateless loop with plain JS instead of the engine (bench/baseline.mjs), on its
+  // own copies of the session and the transcript. Cheap enough for the whole pass at every size.
+  const jsSession = { ...history.session };
+  const jsMessages = history.messages.slice();
+  const jsIndex = new Map(jsMessages.map((m, i) => [m.id, i]));
+  const baselinePass = (events) => () => {
+    sequence = passRevisions(pass, sequence);
+    const t0 = now();
+    for (let i = 0; i < events.length; i += 1) {
+      const p = events[i].payload;
+      const at = jsIndex.get(p.message_id);
+      if (at === undefined) {
+        jsIndex.set(p.message_id, jsMessages.length);
+        jsMessages.push(p);
+      } else {
+        jsMessages[at] = p;
+      }
+      if (p.pending_action !== undefined || p.pending_action_revision !== undefined) {
+        baseline.mergePendingProjection(jsSession, p);
+      }
+      const currentTurnId = baseline.currentTurnId(turns, jsSession.state, jsMessages);
+      const action = baseline.sessionPendingAction({ session: jsSession, turns, messages: jsMessages });
+      const bundle = baseline.pendingClarificationBundle(jsMessages, { currentTurnId, pendingAction: jsSession.pending_action });
+      if (action !== null) actions += 1;
+      if (bundle.length > 0) bundles += 1;
+    }
+    const t = now() - t0;
+    for (let i = n; i < jsMessages.length; i += 1) jsIndex.delete(jsMessages[i].message_id ?? jsMessages[i].id);
+    jsMessages.length = n;
+    return t;
+  };
+  const baselineOptions = { now, budgetMs: baselineBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5 };
+  const baselineResult = measure(baselinePass(pass.events), k, baselineOptions);
+  const baselinePrefix = ks < k ? measure(baselinePass(prefix), ks, baselineOptions) : undefined;
   consume(actions + bundles);
   return {
     n,
     eventsPerPass: k,
     store: storeResult,
     stateless: { ...statelessResult, eventsPerPass: ks },
+    baseline: { ...baselineResult, eventsPerPass: k },
+    ...(baselinePrefix && { baselinePrefix: { ...baselinePrefix, eventsPerPass: ks } }),
     ratio: statelessResult.median / storeResult.median,
+    storeVsBaseline: baselineResult.median / storeResult.median,
+    statelessVsBaseline: statelessResult.median / (baselinePrefix ?? baselineResult).median,
     storeStats: stats,
     agreement,
+    baselineAgreement,
   };
 }
 
@@ -195,6 +250,215 @@ export function crossCheck(tp, history, pass) {
   }
   store.free();
   return { events: pass.events.length, same, withBundle, differences };
+}
+
+const show = (value) => (value === undefined ? 'undefined' : JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+const revisionText = (r) => (r === undefined || r === null ? String(r) : `${r.epoch}/${r.sequence}`);
+const idsOf = (rows) => rows.map((m) => m.message_id ?? m.id);
+
+/**
+ * Untimed, and throws on the first difference: the plain-JS baseline (bench/baseline.mjs) gives
+ * the engine's answers.
+ * - Edge cases first (outside what the event pass exercises): the history's turns plus a newer
+ *   lifecycle-only turn, a newer completed turn, a newer unpublished reservation, an attempted
+ *   one, nanosecond and flag variants, no turns, turns not loaded; each under every kind of
+ *   session state (input-capable, not, terminal, unknown): `currentTurnId`, and with a pending
+ *   question added to the open turn's rows, `sessionPendingAction` and
+ *   `pendingClarificationBundle` (projection known / unknown), against the stateless functions;
+ *   discovery over transcripts of bundles (partial, complete, answered siblings, superseded, no
+ *   `pending_id`, permissions, other turns, turnless, legacy) under every scope of the SPEC §3
+ *   table; projection merges of old/new/equal/malformed/legacy revisions.
+ * - Then one pass, event by event, the baseline on its own session object (merged by
+ *   `baseline.mergePendingProjection`) and the engine on another (`tp.mergePendingProjection`),
+ *   both reading the same transcript arrays; after every event: the merged projection
+ *   (`pending_action`, revision), then against the store (`currentTurnId`,
+ *   `sessionPendingAction`: the projection when known, else the baseline's action from the
+ *   rows; `pendingClarification`: `pending_id` and `message_ids` in order) and, for the first
+ *   `statelessLimit` events, against the stateless functions (`currentTurnId`,
+ *   `sessionPendingAction`, `pendingClarificationBundle`: the rows' ids in order).
+ */
+export function baselineCheck(tp, history, pass, { statelessLimit = Infinity } = {}) {
+  const n = history.messages.length;
+  const sid = history.session.id;
+  const fail = (where, what, mine, engine, api) => {
+    throw new Error(`baseline disagrees with the engine at n=${n}, ${where}: ${what}: ` +
+      `baseline ${show(mine)}, engine (${api}) ${show(engine)}`);
+  };
+  const same = (where, what, mine, engine, api) => {
+    if (mine !== engine) fail(where, what, mine, engine, api);
+  };
+
+  // Edge cases.
+  const { turns } = history;
+  const open = turns[turns.length - 1];
+  const later = '2099-01-01T00:00:00Z';
+  const newer = (id, fields) => ({ ...open, id, started_at: later, created_at: later, completed_at: null, metadata: {}, ...fields });
+  const closed = turns.map((t) => ({ ...t, completed_at: t.completed_at ?? t.updated_at }));
+  const variants = {
+    history: turns,
+    lifecycleNewest: [...turns, newer('turn-lifecycle', { metadata: { lifecycle_only: true } })],
+    lifecycleFlagText: [...turns, newer('turn-lifecycle-text', { metadata: { lifecycle_only: '1' } })],
+    lifecycleNotSet: [...turns, newer('turn-lifecycle-yes', { metadata: { lifecycle_only: 'yes' } })],
+    completedNewer: [...turns, newer('turn-completed', { completed_at: '2099-01-01T00:00:01Z' })],
+    reservation: [...turns, newer('turn-reserved', { metadata: { prompt_dispatch_pending: true } })],
+    reservationAttempted: [...turns, newer('turn-attempted', { metadata: { prompt_dispatch_pending: 'true', prompt_dispatch_attempted: 1 } })],
+    allCompleted: closed,
+    nanoseconds: [
+      ...closed,
+      newer('turn-ns-b', { started_at: '2099-01-01T00:00:00.000000001Z' }),
+      newer('turn-ns-a', { started_at: '2099-01-01T00:00:00.1Z' }),
+      newer('turn-ns-c', { started_at: '2099-01-01T00:00:00.100000000Z' }),
+    ],
+    tieOnCreated: [...turns, newer('turn-tie-b', { created_at: '2099-01-01T00:00:02Z' }), newer('turn-tie-a', { created_at: '2099-01-01T00:00:02Z' })],
+    none: [],
+    notLoaded: undefined,
+  };
+  const states = ['RUNNING', 'WAITING_FOR_INPUT', 'IDLE', 'CREATED', 'COMPLETED', 'FAILED', 'CANCELLED', '', null, undefined];
+  // Rows added to the open turn's rows (the edge cases are about turns and discovery; the
+  // open turn's rows alone keep the stateless calls cheap at every size).
+  const openRows = history.messages.filter((m) => m.turn_id === open.id);
+  const last = openRows[openRows.length - 1];
+  let extra = 0;
+  const row = (type, metadata, fields = {}) => {
+    extra += 1;
+    return { ...last, id: `edge-${extra}`, type, metadata, created_at: `2099-01-01T00:00:${String(extra).padStart(2, '0')}Z`, ...fields };
+  };
+  const ask = (pendingId, total, status = 'pending', fields = {}) =>
+    row('clarification_request', { ...(pendingId !== undefined && { pending_id: pendingId }), question_total: total, status }, fields);
+  const strip = ({ turn_id: _, ...rest }) => rest;
+  const questionSets = {
+    single: [ask('edge-a', 1)],
+    partial: [ask('edge-b', 2)],
+    complete: [ask('edge-c', 2), ask('edge-c', 2)],
+    answeredSibling: [ask('edge-d', 2, 'answered'), ask('edge-d', 2)],
+    emptyAndNullStatus: [ask('edge-e', 2, ''), ask('edge-e', 2, null)],
+    supersededBundle: [ask('edge-f', 1), ask('edge-g', 1)],
+    newerBundleAnswered: [ask('edge-h', 1), ask('edge-i', 1, 'answered')],
+    noPendingId: [ask(undefined, 1)],
+    noPendingIdPartial: [ask(undefined, 3)],
+    emptyPendingId: [ask('', 2)],
+    permission: [row('permission_request', { status: 'pending' })],
+    permissionThenApproved: [row('permission_request', { status: 'pending' }), row('permission_request', { status: 'approved' })],
+    permissionSameCreatedAt: [
+      row('permission_request', { status: 'approved' }, { created_at: '2099-01-01T00:00:00Z' }),
+      row('permission_request', { status: 'pending' }, { created_at: '2099-01-01T00:00:00.000Z' }),
+    ],
+    questionInOtherTurn: [ask('edge-j', 1, 'pending', { turn_id: turns[0].id })],
+    turnless: [ask('edge-k', 1, 'pending', { turn_id: undefined })],
+  };
+  const transcripts = Object.fromEntries(Object.entries(questionSets).map(([name, rows]) => [name, [...openRows, ...rows]]));
+  transcripts.legacyNoTurns = [...openRows, ask('edge-l', 1), ask('edge-m', 1, 'answered')].map(strip);
+  let edgeCases = 0;
+  const checkDiscovery = (where, variant, state, messages) => {
+    const turn = tp.currentTurnId(variant, state);
+    const session = { ...history.session, state };
+    same(where, 'sessionPendingAction', baseline.sessionPendingAction({ session, turns: variant, messages }),
+      tp.sessionPendingAction({ session, turns: variant, messages }), 'tp.sessionPendingAction');
+    const scopes = [
+      { currentTurnId: turn, pendingAction: 'clarification' }, { currentTurnId: turn }, { currentTurnId: turn, pendingAction: null },
+      { currentTurnId: turn, pendingAction: 'permission' }, { pendingAction: 'clarification' }, {}, undefined,
+    ];
+    for (const scope of scopes) {
+      same(`${where}, scope ${show(scope)}`, 'bundle ids', idsOf(baseline.pendingClarificationBundle(messages, scope)).join(),
+        idsOf(tp.pendingClarificationBundle(messages, scope)).join(), 'tp.pendingClarificationBundle');
+    }
+    edgeCases += 1 + scopes.length;
+  };
+  for (const [name, variant] of Object.entries(variants)) {
+    for (const state of states) {
+      const where = `edge case ${name}, state ${show(state)}`;
+      same(where, 'currentTurnId', baseline.currentTurnId(variant, state, history.messages), tp.currentTurnId(variant, state), 'tp.currentTurnId');
+      edgeCases += 1;
+      checkDiscovery(`${where}, a question in the open turn`, variant, state, transcripts.single);
+    }
+  }
+  for (const [name, messages] of Object.entries(transcripts)) {
+    for (const state of ['RUNNING', 'COMPLETED', undefined]) checkDiscovery(`edge case ${name}, state ${show(state)}`, turns, state, messages);
+  }
+
+  // Projection merges (SPEC §5): older, equal, newer, long and zero-padded epochs, malformed
+  // sides, omitted and null values, legacy sides without revisions.
+  const rev = (epoch, sequence) => ({ epoch, sequence });
+  const merges = [
+    [rev('1', 5), 'clarification', rev('1', 4), null], [rev('1', 5), 'clarification', rev('1', 5), null],
+    [rev('1', 5), 'clarification', rev('1', 6), null], [rev('9', 5), null, rev('10', 1), 'permission'],
+    [rev('10', 1), null, rev('9', 99), 'permission'], [rev('010', 1), null, rev('9', 2), 'permission'],
+    [rev('18446744073709551616', 1), null, rev('18446744073709551615', 7), 'permission'],
+    [rev('x', 1), null, rev('1', 0), 'permission'], [rev('1', 1), null, rev('1x', 9), 'permission'],
+    [rev('', 1), 'clarification', rev('', 2), 'permission'], [rev('1', 1), 'permission', rev('2', 0), undefined],
+    [undefined, 'clarification', rev('1', 0), undefined], [undefined, 'clarification', undefined, 'permission'],
+    [null, 'clarification', null, null], [undefined, 'clarification', undefined, undefined], [rev('1', 3), 'permission', null, null],
+  ];
+  for (const [held, heldAction, incoming, incomingAction] of merges) {
+    const make = () => ({ pending_action: heldAction, pending_action_revision: held });
+    const payload = { pending_action: incomingAction, pending_action_revision: incoming };
+    const tpSide = make();
+    Object.assign(tpSide, tp.mergePendingProjection(tpSide, payload));
+    const jsSide = baseline.mergePendingProjection(make(), payload);
+    const where = `edge case merge ${show(make())} <- ${show(payload)}`;
+    same(where, 'merged pending_action', jsSide.pending_action, tpSide.pending_action, 'tp.mergePendingProjection');
+    same(where, 'merged pending_action_revision', revisionText(jsSide.pending_action_revision),
+      revisionText(tpSide.pending_action_revision), 'tp.mergePendingProjection');
+    edgeCases += 2;
+  }
+
+  // The event pass.
+  passRevisions(pass, 3_000_000);
+  const store = preloadedStore(tp, history);
+  const tpSession = { ...history.session };
+  const jsSession = { ...history.session };
+  const messages = history.messages.slice();
+  const index = new Map(messages.map((m, i) => [m.id, i]));
+  let statelessChecked = 0;
+  let withBundle = 0;
+  const actions = { clarification: 0, permission: 0, none: 0 };
+  try {
+    for (const [i, { kind, payload }] of pass.events.entries()) {
+      const where = `event ${i} (${kind} ${payload.type} ${payload.message_id})`;
+      store.applyMessageEvent(kind, payload);
+      const at = index.get(payload.message_id);
+      if (at === undefined) {
+        index.set(payload.message_id, messages.length);
+        messages.push(payload);
+      } else {
+        messages[at] = payload;
+      }
+      if (payload.pending_action !== undefined || payload.pending_action_revision !== undefined) {
+        Object.assign(tpSession, tp.mergePendingProjection(tpSession, payload));
+        baseline.mergePendingProjection(jsSession, payload);
+      }
+      same(where, 'merged pending_action', jsSession.pending_action, tpSession.pending_action, 'tp.mergePendingProjection');
+      same(where, 'merged pending_action_revision', revisionText(jsSession.pending_action_revision),
+        revisionText(tpSession.pending_action_revision), 'tp.mergePendingProjection');
+
+      const turn = baseline.currentTurnId(history.turns, jsSession.state, messages);
+      const action = baseline.sessionPendingAction({ session: jsSession, turns: history.turns, messages });
+      const bundle = baseline.pendingClarificationBundle(messages, { currentTurnId: turn, pendingAction: jsSession.pending_action });
+      const ids = idsOf(bundle).join();
+      if (bundle.length > 0) withBundle += 1;
+      actions[action ?? 'none'] += 1;
+
+      same(where, 'currentTurnId', turn, store.currentTurnId(sid), 'store.currentTurnId');
+      const shown = jsSession.pending_action !== undefined ? jsSession.pending_action : action;
+      same(where, 'pending action (projection, else from the rows)', shown, store.sessionPendingAction(sid), 'store.sessionPendingAction');
+      const stored = store.pendingClarification(sid);
+      same(where, 'bundle ids', ids, stored ? [...stored.message_ids].join() : '', 'store.pendingClarification');
+      const pendingId = bundle.length > 0 ? bundle[0].metadata?.pending_id ?? null : null;
+      same(where, 'bundle pending_id', pendingId, stored ? stored.pending_id : null, 'store.pendingClarification');
+
+      if (i < statelessLimit) {
+        const tpTurn = tp.currentTurnId(history.turns, tpSession.state);
+        same(where, 'currentTurnId', turn, tpTurn, 'tp.currentTurnId');
+        same(where, 'sessionPendingAction', action, tp.sessionPendingAction({ session: tpSession, turns: history.turns, messages }), 'tp.sessionPendingAction');
+        const tpIds = idsOf(tp.pendingClarificationBundle(messages, { currentTurnId: tpTurn, pendingAction: tpSession.pending_action })).join();
+        same(where, 'bundle ids', ids, tpIds, 'tp.pendingClarificationBundle');
+        statelessChecked += 1;
+      }
+    }
+  } finally {
+    store.free();
+  }
+  return { events: pass.events.length, storeChecked: pass.events.length, statelessChecked, withBundle, actions, edgeCases };
 }
 
 /**
