@@ -3,7 +3,7 @@
 // lands in window.__bench for bench/run.mjs. Served with COOP/COEP so the page is
 // cross-origin isolated and performance.now() has its fine (5 µs) resolution.
 import init, * as tp from '/pkg/index.js';
-import { SIZES, eventBench, ingestBench, memoryBench } from './store.bench.mjs';
+import { SIZES, eventBench, ingestBench, memoryBench, queryBench } from './store.bench.mjs';
 
 const params = new URLSearchParams(location.search);
 const part = params.get('part') ?? 'events';
@@ -17,6 +17,9 @@ try {
   switch (part) {
     case 'events':
       result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, ...options }));
+      break;
+    case 'queries':
+      result = queryBench(tp, { now, ...options });
       break;
     case 'ingest':
       result = ingestBench(tp, await snapshotText(), { now, runs: options.runs ?? 5 });

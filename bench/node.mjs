@@ -1,11 +1,11 @@
 // Node side of the benchmark: `node bench/node.mjs <part> [options as JSON]` runs one part
 // against the package's `node` entry (resolved by name through pkg/package.json's "exports";
 // bench/run.mjs links bench/node_modules/task-projection -> pkg/) and prints one JSON line.
-// Parts: events, paths, ingest, memory, memory-boot, scale (options: n, default 10⁶; runs). Each
+// Parts: events, paths, queries, ingest, memory, memory-boot, scale (options: n, default 10⁶; runs). Each
 // part runs in a fresh process, so the wasm instance (and its memory) is fresh too.
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { SIZES, eventBench, ingestBench, inputPathsBench, memoryBench, scaleBench, subscriberBench } from './store.bench.mjs';
+import { SIZES, eventBench, ingestBench, inputPathsBench, memoryBench, queryBench, scaleBench, subscriberBench } from './store.bench.mjs';
 // TP_MODULE: another build's entry to compare (a module with the same exports and default init).
 const tp = await import(process.env.TP_MODULE ?? 'task-projection');
 const init = tp.default;
@@ -35,6 +35,9 @@ switch (part) {
       mode: 'boot',
       snapshot: JSON.parse(fs.readFileSync(options.snapshot, 'utf8')),
     });
+    break;
+  case 'queries':
+    result = queryBench(tp, { now, ...options });
     break;
   case 'scale':
     result = scaleBench(tp, options.n ?? 1_000_000, { now, runs: options.runs ?? 3 });

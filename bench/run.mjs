@@ -68,6 +68,7 @@ if (!args.has('--skip-node')) {
   results.node = {
     events: node('events'),
     paths: node('paths', { n: 5000 }),
+    queries: node('queries'),
     ingest: node('ingest'),
     memory: node('memory'),
     memoryBoot: node('memory-boot'),
@@ -141,6 +142,7 @@ if (!args.has('--skip-browser')) {
   try {
     results.chromium = {
       events: await page('events'),
+      queries: await page('queries'),
       ingest: await page('ingest'),
       memory: await page('memory'),
       memoryBoot: await page('memory-boot'),
@@ -206,6 +208,8 @@ if (!args.has('--skip-native')) {
       visibleTurnHistory: ms(`scale/visible_turn_history/${n}`),
       applySessionList: ms(`scale/apply_session_list/${n}`),
       applySessionListMerge: ms(`scale/apply_session_list_merge/${n}`),
+      visibleTurnHistoryTape: ms(`scale/visible_turn_history_tape/${n}`),
+      applySessionListTape: ms(`scale/apply_session_list_tape/${n}`),
     };
   }
 }
@@ -301,6 +305,20 @@ if (results.node?.paths) {
   for (const [label, s] of rows) out.push(`${label.padEnd(40)}${cell(s).padStart(WC)}`);
   out.push('');
 }
+const queried = envs.filter(([, r]) => r?.queries);
+if (queried.length) {
+  const q0 = queried[0][1].queries;
+  const counts = Object.keys(q0.rows);
+  out.push(`store queries, µs per call, one session of ${f(q0.messages, 0)} messages in ${counts.join(' or ')} turns ` +
+    '(repeat: nothing changed since the last call; after event: (event + query) − event, noisy)');
+  out.push(line('', counts.flatMap((c) => [`${c} turns, repeat`, `${c}, after event`])));
+  for (const [env, r] of queried) {
+    for (const name of Object.keys(r.queries.rows[counts[0]]).filter((k) => typeof r.queries.rows[counts[0]][k] === 'object')) {
+      out.push(line(`${env} ${name}`, counts.flatMap((c) => [f(r.queries.rows[c][name].repeat), f(r.queries.rows[c][name].afterEvent)])));
+    }
+  }
+  out.push('');
+}
 const scales = envs.filter(([, r]) => r?.scale);
 if (scales.length) {
   out.push(`scale: one call over ${f(scales[0][1].scale.n, 0)} elements, ms, median (best) (issue 11 goal: native < 1,000, Node < 2,000)`);
@@ -309,6 +327,7 @@ if (scales.length) {
   for (const [env, r] of scales) {
     const s = r.scale;
     out.push(line(env, [both(s.visibleTurnHistory), both(s.applySessionList), both(s.applySessionListMerge)]));
+    if (s.applySessionListTape) out.push(line(`${env}, from the tape`, [both(s.visibleTurnHistoryTape), both(s.applySessionListTape), '—']));
   }
   out.push('');
 }

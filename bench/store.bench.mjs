@@ -47,6 +47,63 @@ export function measure(pass, units, { now, warmupMs = 300, budgetMs = 1500, min
   return { ...summarize(samples), passesPerSample: reps, opsPerPass: units };
 }
 
+export const QUERIES = ['sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission'];
+
+/**
+ * The cost of each store query against the number of turns: one session of `messages` messages
+ * in `turns` turns of equal size (`turnCounts`), preloaded. Per query, µs per call:
+ * - `repeat`: called again and again with nothing changed (what every render after the first
+ *   pays);
+ * - `afterEvent`: right after a message event that added an ordinary row to the open turn (so
+ *   cached answers are recomputed): (event + query) − (event alone), each measured over the same
+ *   pass of events.
+ */
+export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000], budgetMs = 600, warmupMs = 200 } = {}) {
+  const rows = {};
+  for (const turns of turnCounts) {
+    const history = sessionHistory(messages, { turnSize: Math.ceil(messages / turns) });
+    const sid = history.session.id;
+    const open = history.turns[history.turns.length - 1];
+    const store = preloadedStore(tp, history);
+    const k = 200;
+    let round = 0;
+    // k ordinary rows added to the open turn, then deleted (untimed), with fresh ids each pass.
+    const events = () => {
+      round += 1;
+      return Array.from({ length: k }, (_, i) => ({
+        message_id: `q-${round}-${i}`, session_id: sid, task_id: history.taskId, turn_id: open.id,
+        type: 'agent_message', content: 'x', created_at: `2030-01-01T00:00:00.${String(round % 1e6).padStart(6, '0')}Z`,
+      }));
+    };
+    const eventPass = (query) => () => {
+      const payloads = events();
+      const t0 = now();
+      for (let i = 0; i < k; i += 1) {
+        store.applyMessageEvent('added', payloads[i]);
+        if (query !== undefined) consume(store[query](sid));
+      }
+      const t = now() - t0;
+      for (const p of payloads) store.applyMessageEvent('deleted', { message_id: p.message_id, session_id: sid });
+      return t;
+    };
+    const options = { now, budgetMs, warmupMs, minSamples: 5 };
+    const eventAlone = measure(eventPass(undefined), k, options).median;
+    const row = { turns: history.turns.length, messages: history.messages.length, eventAlone };
+    for (const query of QUERIES) {
+      const repeat = measure(() => {
+        const t0 = now();
+        for (let i = 0; i < k; i += 1) consume(store[query](sid));
+        return now() - t0;
+      }, k, options).median;
+      const withEvent = measure(eventPass(query), k, options).median;
+      row[query] = { repeat, afterEvent: Math.max(0, withEvent - eventAlone) };
+    }
+    store.free();
+    rows[turns] = row;
+  }
+  return { messages, rows };
+}
+
 /** A store holding the session's history (REST shapes), as after boot. */
 export function preloadedStore(tp, history, pageSize = 0) {
   const store = new tp.ProjectionStore();

@@ -98,9 +98,10 @@ function requestMessage(random, kind, { id, sessionId, taskId, turnId, step, sta
 
 /**
  * The preloaded history of one session with `n` messages: `{ taskId, session, turns, messages }`
- * (REST shapes, `id` keys). `ns` keeps ids of different sessions apart.
+ * (REST shapes, `id` keys). `ns` keeps ids of different sessions apart; turns hold 20–50
+ * messages, or `turnSize` each.
  */
-export function sessionHistory(n, { ns = 1, seed = 42, state = 'RUNNING', sequence = 1000 } = {}) {
+export function sessionHistory(n, { ns = 1, seed = 42, state = 'RUNNING', sequence = 1000, turnSize } = {}) {
   const random = rng(seed);
   const taskId = uuid(0x7a000000 + ns, 0);
   const sessionId = uuid(0x5e000000 + ns, 0);
@@ -109,7 +110,7 @@ export function sessionHistory(n, { ns = 1, seed = 42, state = 'RUNNING', sequen
   let turnIndex = 0;
   let step = 0;
   while (messages.length < n) {
-    const size = Math.min(20 + Math.floor(random() * 31), n - messages.length);
+    const size = Math.min(turnSize ?? 20 + Math.floor(random() * 31), n - messages.length);
     const turnId = uuid(0x70000000 + ns, turnIndex);
     const startStep = step;
     for (let i = 0; i < size; i += 1) {

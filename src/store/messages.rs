@@ -667,23 +667,35 @@ impl Index {
         self.views_in_order(slots)
     }
 
-    /// The rows the permission rule reads: the newest message and the permission rows of its
-    /// turn (of every turn when it has none), in creation order.
+    /// The rows the permission rule reads, in creation order: the newest message and the newest
+    /// permission row of its turn (scanning back within the turn, the rule stops at that one);
+    /// when the newest message has no turn, the newest permission row of each turn (the rule
+    /// scans the whole transcript, and the newest of those is the one it finds). One turn's
+    /// rows are looked up, not every turn's: the query does not grow with the turns.
     pub fn permission_candidates(&self) -> Vec<RowView<'_>> {
         let Some(newest) = self.newest() else {
             return Vec::new();
         };
         let boundary = self.row(newest).map_or(NONE, |r| r.turn);
-        let mut slots: Vec<u32> = self
-            .per_turn
-            .iter()
-            .filter(|(&turn, _)| boundary == NONE || turn == boundary)
-            .flat_map(|(_, s)| s.requests.iter().copied())
-            .filter(|&s| {
+        // A turn's requests are in creation order: its newest permission row is the last one.
+        let newest_permission = |stat: &TurnStat| {
+            stat.requests.iter().rev().copied().find(|&s| {
                 self.row(s)
                     .is_some_and(|r| r.kind == MessageKind::PermissionRequest)
             })
-            .collect();
+        };
+        let mut slots: Vec<u32> = if boundary == NONE {
+            self.per_turn
+                .values()
+                .filter_map(newest_permission)
+                .collect()
+        } else {
+            self.per_turn
+                .get(&boundary)
+                .and_then(newest_permission)
+                .into_iter()
+                .collect()
+        };
         slots.push(newest);
         self.views_in_order(slots)
     }
