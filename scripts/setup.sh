@@ -110,7 +110,7 @@ fi
 # 6. MVP build for old WebViews (scripts/build.mjs): nightly + rust-src for -Zbuild-std, and
 # wasm-tools for the `validate --features mvp` gate. Nightly's own wasm32 std is not needed
 # (build-std compiles std from rust-src).
-# Pinned: -Zbuild-std is unstable (keep in step with NIGHTLY in scripts/build.mjs).
+# Pinned: -Zbuild-std is unstable (keep in step with NIGHTLY in scripts/build/wasm.mjs).
 NIGHTLY=nightly-2026-05-19
 if rustup toolchain list | grep -q "^$NIGHTLY"; then
   say "skip   rustup toolchain $NIGHTLY (installed)"

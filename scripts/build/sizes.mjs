@@ -1,0 +1,61 @@
+// Step 8: raw, gzip and brotli sizes of every artifact against its budget (scripts/build/budgets.mjs),
+// printed as a table and written to target/pkg-sizes.json. The driver fails the build on an overrun.
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { BUDGETS } from './budgets.mjs';
+import { OUT_NAME, dev, pkgDir, root } from './common.mjs';
+
+/** Where the budgets live, for the failure message. */
+export const BUDGETS_AT = 'BUDGETS in scripts/build/budgets.mjs';
+
+// --- 8. sizes and budgets ------------------------------------------------------------------------
+function sizes(buf) {
+  return {
+    raw: buf.length,
+    gzip: zlib.gzipSync(buf, { level: 9 }).length,
+    brotli: zlib.brotliCompressSync(buf, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: buf.length,
+      },
+    }).length,
+  };
+}
+
+/** Prints the size table and writes target/pkg-sizes.json; returns one line per budget overrun. */
+export function reportSizes() {
+  // [budget name, file in pkg/, note shown after the file name]
+  const artifacts = [
+    ['default wasm', `${OUT_NAME}_bg.wasm`, dev ? ' (--dev, not optimized)' : ''],
+    ['default glue (task_projection.js)', `${OUT_NAME}.js`],
+    ['node entry (node.js, wasm embedded)', 'node.js'],
+    ['MVP wasm', `mvp/${OUT_NAME}_bg.wasm`],
+    ['fallback (wasm2js, minified)', `fallback/${OUT_NAME}_wasm2js.js`],
+    ['fallback glue', `fallback/${OUT_NAME}.js`],
+  ];
+  const kb = (n) => `${(n / 1024).toFixed(1)} KB`.padStart(10);
+  const over = [];
+  console.log(`\n${'artifact'.padEnd(36)}${'file'.padEnd(38)}${'raw'.padStart(10)}${'gzip'.padStart(10)}${'brotli'.padStart(10)}  budget (raw / gzip)`);
+  const measured = {};
+  for (const [name, inPkg, note = ''] of artifacts) {
+    const file = `pkg/${inPkg}${note}`;
+    const s = sizes(fs.readFileSync(path.join(pkgDir, inPkg)));
+    measured[name] = s;
+    const b = BUDGETS[name];
+    let verdict = '';
+    if (!b) verdict = 'NO BUDGET';
+    else if (dev && name === 'default wasm') verdict = 'not checked (--dev)';
+    else if (dev && name === 'node entry (node.js, wasm embedded)') verdict = 'not checked (--dev)';
+    else {
+      const bad = ['raw', 'gzip'].filter((k) => s[k] > b[k]);
+      verdict = `${kb(b.raw).trim()} / ${kb(b.gzip).trim()}: ${bad.length ? `OVER (${bad.join(', ')})` : 'ok'}`;
+      if (bad.length) over.push(`${name}: ${bad.map((k) => `${k} ${s[k]} B > ${b[k]} B`).join(', ')}`);
+    }
+    if (!b) over.push(`${name}: no budget in BUDGETS`);
+    console.log(`${name.padEnd(36)}${file.padEnd(38)}${kb(s.raw)}${kb(s.gzip)}${kb(s.brotli)}  ${verdict}`);
+  }
+  fs.mkdirSync(path.join(root, 'target'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'target', 'pkg-sizes.json'), `${JSON.stringify({ date: new Date().toISOString(), dev, measured, budgets: BUDGETS }, null, 2)}\n`);
+  return over;
+}
