@@ -140,7 +140,8 @@ impl<T: Copy + PartialEq> BlockList<T> {
         }
     }
 
-    fn end(&self) -> Place {
+    /// The place after the last element.
+    pub fn end(&self) -> Place {
         let block = self.blocks.len().saturating_sub(1);
         Place {
             block,

@@ -343,20 +343,32 @@ impl Index {
             .then_with(|| self.id_of(a).cmp(self.id_of(b)))
     }
 
-    /// The place in `order` where `row` belongs.
-    fn place(&self, row: &Row) -> Place {
-        self.order.partition_point(|slot| {
-            self.row(slot)
-                .is_some_and(|r| self.order_of(r, row) == Ordering::Less)
-        })
+    /// Whether the row in `slot` comes before `row` in creation order.
+    fn before(&self, slot: u32, row: &Row) -> bool {
+        self.row(slot)
+            .is_some_and(|r| self.order_of(r, row) == Ordering::Less)
     }
 
-    /// Position in `list` (slots in creation order) where `row` belongs.
+    /// The place in `order` where `row` belongs. Rows mostly arrive in creation order: one
+    /// comparison when the row sorts after the newest, a binary search otherwise.
+    fn place(&self, row: &Row) -> Place {
+        match self.order.last() {
+            Some(newest) if !self.before(newest, row) => {
+                self.order.partition_point(|slot| self.before(slot, row))
+            }
+            _ => self.order.end(),
+        }
+    }
+
+    /// Position in `list` (slots in creation order) where `row` belongs (one comparison when it
+    /// sorts last, as in [`Self::place`]).
     fn position(&self, list: &[u32], row: &Row) -> usize {
-        list.partition_point(|&slot| {
-            self.row(slot)
-                .is_some_and(|r| self.order_of(r, row) == Ordering::Less)
-        })
+        match list.last() {
+            Some(&newest) if !self.before(newest, row) => {
+                list.partition_point(|&slot| self.before(slot, row))
+            }
+            _ => list.len(),
+        }
     }
 
     /// Clarification and permission requests: the rows the index lists per turn.
