@@ -75,7 +75,7 @@ export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000],
         type: 'agent_message', content: 'x', created_at: `2030-01-01T00:00:00.${String(round % 1e6).padStart(6, '0')}Z`,
       }));
     };
-    const eventPass = (query) => () => {
+    const timedPass = (query) => () => {
       const payloads = events();
       const t0 = now();
       for (let i = 0; i < k; i += 1) {
@@ -87,7 +87,7 @@ export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000],
       return t;
     };
     const options = { now, budgetMs, warmupMs, minSamples: 5 };
-    const eventAlone = measure(eventPass(undefined), k, options).median;
+    const eventAlone = measure(timedPass(undefined), k, options).median;
     const row = { turns: history.turns.length, messages: history.messages.length, eventAlone };
     for (const query of QUERIES) {
       const repeat = measure(() => {
@@ -95,7 +95,7 @@ export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000],
         for (let i = 0; i < k; i += 1) consume(store[query](sid));
         return now() - t0;
       }, k, options).median;
-      const withEvent = measure(eventPass(query), k, options).median;
+      const withEvent = measure(timedPass(query), k, options).median;
       row[query] = { repeat, afterEvent: Math.max(0, withEvent - eventAlone) };
     }
     store.free();
@@ -176,78 +176,61 @@ export function eventBench(tp, n, {
   const stats = store.stats();
   store.free();
 
-  // Stateless: the transcript held in JS, rescanned through the pure functions per event. At
-  // large sizes a pass is the first `ks` events of the same pass (each event costs a full scan).
-  const ks = statelessEvents(n);
-  const session = { ...history.session };
+  // Stateless and baseline: the app's own state (the session object, the transcript array)
+  // updated per event, then the three answers recomputed over the whole transcript, by the pure
+  // functions or by plain JS (bench/baseline.mjs). Each pass has its own copy of the state.
   const turns = history.turns;
-  const messages = history.messages.slice();
-  const index = new Map(messages.map((m, i) => [m.id, i]));
-  const prefix = pass.events.slice(0, ks);
-  const statelessPass = () => {
-    sequence = passRevisions(pass, sequence);
-    const t0 = now();
-    for (let i = 0; i < prefix.length; i += 1) {
-      const p = prefix[i].payload;
-      const at = index.get(p.message_id);
-      if (at === undefined) {
-        index.set(p.message_id, messages.length);
-        messages.push(p);
-      } else {
-        messages[at] = p;
-      }
-      if (p.pending_action !== undefined || p.pending_action_revision !== undefined) {
-        Object.assign(session, tp.mergePendingProjection(session, p));
-      }
-      const currentTurnId = tp.currentTurnId(turns, session.state);
-      const action = tp.sessionPendingAction({ session, turns, messages });
-      const bundle = tp.pendingClarificationBundle(messages, { currentTurnId, pendingAction: session.pending_action });
-      if (action !== null) actions += 1;
-      if (bundle.length > 0) bundles += 1;
-    }
-    const t = now() - t0;
-    for (let i = n; i < messages.length; i += 1) index.delete(messages[i].message_id ?? messages[i].id);
-    messages.length = n;
-    return t;
+  const stateless = {
+    merge: (session, p) => Object.assign(session, tp.mergePendingProjection(session, p)),
+    currentTurnId: (list, state) => tp.currentTurnId(list, state),
+    sessionPendingAction: tp.sessionPendingAction,
+    pendingClarificationBundle: tp.pendingClarificationBundle,
   };
-  const statelessResult = measure(statelessPass, ks, {
+  const plain = {
+    merge: baseline.mergePendingProjection,
+    currentTurnId: baseline.currentTurnId,
+    sessionPendingAction: baseline.sessionPendingAction,
+    pendingClarificationBundle: baseline.pendingClarificationBundle,
+  };
+  const rescanPass = (events, engine) => {
+    const session = { ...history.session };
+    const messages = history.messages.slice();
+    const index = new Map(messages.map((m, i) => [m.id, i]));
+    return () => {
+      sequence = passRevisions(pass, sequence);
+      const t0 = now();
+      for (let i = 0; i < events.length; i += 1) {
+        const p = events[i].payload;
+        const at = index.get(p.message_id);
+        if (at === undefined) {
+          index.set(p.message_id, messages.length);
+          messages.push(p);
+        } else {
+          messages[at] = p;
+        }
+        if (p.pending_action !== undefined || p.pending_action_revision !== undefined) engine.merge(session, p);
+        const currentTurnId = engine.currentTurnId(turns, session.state, messages);
+        const action = engine.sessionPendingAction({ session, turns, messages });
+        const bundle = engine.pendingClarificationBundle(messages, { currentTurnId, pendingAction: session.pending_action });
+        if (action !== null) actions += 1;
+        if (bundle.length > 0) bundles += 1;
+      }
+      const t = now() - t0;
+      for (let i = n; i < messages.length; i += 1) index.delete(messages[i].message_id ?? messages[i].id);
+      messages.length = n;
+      return t;
+    };
+  };
+  // At large sizes a stateless pass is the first `ks` events of the same pass (each event costs
+  // a full scan); the baseline is cheap enough for the whole pass at every size.
+  const ks = statelessEvents(n);
+  const prefix = pass.events.slice(0, ks);
+  const statelessResult = measure(rescanPass(prefix, stateless), ks, {
     now, budgetMs: statelessBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5, minSampleMs: 0,
   });
-
-  // Baseline: the stateless loop with plain JS instead of the engine (bench/baseline.mjs), on its
-  // own copies of the session and the transcript. Cheap enough for the whole pass at every size.
-  const jsSession = { ...history.session };
-  const jsMessages = history.messages.slice();
-  const jsIndex = new Map(jsMessages.map((m, i) => [m.id, i]));
-  const baselinePass = (events) => () => {
-    sequence = passRevisions(pass, sequence);
-    const t0 = now();
-    for (let i = 0; i < events.length; i += 1) {
-      const p = events[i].payload;
-      const at = jsIndex.get(p.message_id);
-      if (at === undefined) {
-        jsIndex.set(p.message_id, jsMessages.length);
-        jsMessages.push(p);
-      } else {
-        jsMessages[at] = p;
-      }
-      if (p.pending_action !== undefined || p.pending_action_revision !== undefined) {
-        baseline.mergePendingProjection(jsSession, p);
-      }
-      const currentTurnId = baseline.currentTurnId(turns, jsSession.state, jsMessages);
-      const action = baseline.sessionPendingAction({ session: jsSession, turns, messages: jsMessages });
-      const bundle = baseline.pendingClarificationBundle(jsMessages, { currentTurnId, pendingAction: jsSession.pending_action });
-      if (action !== null) actions += 1;
-      if (bundle.length > 0) bundles += 1;
-    }
-    const t = now() - t0;
-    for (let i = n; i < jsMessages.length; i += 1) jsIndex.delete(jsMessages[i].message_id ?? jsMessages[i].id);
-    jsMessages.length = n;
-    return t;
-  };
   const baselineOptions = { now, budgetMs: baselineBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5 };
-  const baselineResult = measure(baselinePass(pass.events), k, baselineOptions);
-  const baselinePrefix = ks < k ? measure(baselinePass(prefix), ks, baselineOptions) : undefined;
+  const baselineResult = measure(rescanPass(pass.events, plain), k, baselineOptions);
+  const baselinePrefix = ks < k ? measure(rescanPass(prefix, plain), ks, baselineOptions) : undefined;
   consume(actions + bundles);
   return {
     n,
