@@ -1,7 +1,8 @@
 // The read-once boundary. Every value a caller passes is read here, in JS, exactly once, before
 // anything crosses into wasm. What the engine reads of it (a schema per argument) is written onto
-// the tape: 32-bit words and UTF-8 bytes that `send()` copies into wasm memory right before the
-// call, which then decodes them with the one Rust decoder (src/wire/tape.rs has the format). So
+// the tape: 32-bit words and UTF-8 bytes, written straight into wasm memory as they are read (a
+// re-entrant call's are copied there at `send()`), which the call then decodes with the one Rust
+// decoder (src/wire/tape.rs has the format). So
 //   - no caller code (a getter, a Proxy trap, a throwing `length`) ever runs under a wasm frame,
 //     where an exception would unwind past Rust without restoring its stack or its borrows, and
 //     no JS value is read from wasm at all;
@@ -83,6 +84,9 @@ const NO_KEYS = obj({});
 // The path of the value being read (keys and indices), for error messages. Reset per call.
 const path = [];
 let root = '';
+/** The key of the leaf `field` is writing, after `path` (an assignment per leaf instead of a
+ * push and a pop). */
+let leafKey;
 
 function pathText() {
   let text = root;
@@ -90,6 +94,7 @@ function pathText() {
     const k = path[i];
     text += typeof k === 'number' ? `[${k}]` : `.${k}`;
   }
+  if (leafKey !== undefined) text += `.${leafKey}`;
   return text;
 }
 
@@ -218,6 +223,7 @@ function unreadable(error) {
     OURS.add(out);
   }
   path.length = 0;
+  leafKey = undefined;
   return out;
 }
 
@@ -237,6 +243,7 @@ function checkedLength(v) {
 export function readArg(value, node, name) {
   root = name;
   path.length = 0;
+  leafKey = undefined;
   try {
     return read(value, node);
   } catch (error) {
@@ -252,6 +259,7 @@ export function readArg(value, node, name) {
 export function readItems(value, node, name) {
   root = name;
   path.length = 0;
+  leafKey = undefined;
   try {
     if (typeof value !== 'object' || value === null || !Array.isArray(value)) return undefined;
     const n = checkedLength(value);
@@ -293,10 +301,80 @@ const BIG = typeof BigInt === 'function'
   : undefined;
 const utf8 = new TextEncoder();
 
+/** The direct tape's first word when a call's arguments are on the spill tape (`tape::SPILL`
+ * in src/wire/tape.rs; tests/boundary_codes.rs compares them). */
+export const SPILL_MARK = 0xffffffff;
+/** A tape's first room: words and bytes. */
+const FIRST_WORDS = 1024;
+const FIRST_BYTES = 4096;
+
+// Where a tape's words and bytes live. The direct tape (one per module: every call that is not
+// made from inside another's walk) is written in place in wasm memory, in room the wasm side
+// holds (`__tape(0, …)`): no copy, and nothing allocated in JS per call, so a call of 10⁶
+// elements leaves no garbage of its size for the collector. A call made while that walk is under
+// way (a caller's getter calling the package) writes into JS arrays, copied onto the spill tape
+// (`__tape(1, …)`) right before its call.
+//
+// Any wasm call may grow the memory, which leaves views of the old one detached (length 0) or, in
+// the fallback, pointing at a copy that is no longer the memory. The direct tape's views are
+// therefore made again after every read of a caller's value (a getter may have called the
+// package) and after every `__tape` (`fresh`, `reserve`).
+const region = { wordsAt: 0, bytesAt: 0, words: 0, bytes: 0, memory: undefined, native: true };
+
+function memory() {
+  if (region.memory === undefined) {
+    region.memory = __memory();
+    region.native = typeof WebAssembly === 'object' && region.memory instanceof WebAssembly.Memory;
+  }
+  return region.memory;
+}
+
+/** The direct tape's views, made on the memory as it is now. */
+function views(t) {
+  const buffer = memory().buffer;
+  t.w = new Uint32Array(buffer, region.wordsAt, region.words);
+  t.b = new Uint8Array(buffer, region.bytesAt, region.bytes);
+}
+
+/** The direct tape's views made again when the memory grew since they were made (cheap: a
+ * detached view's length is 0; the fallback's memory is a JS getter). */
+function fresh(t) {
+  if (t.direct && (region.native ? t.w.length === 0 : t.w.buffer !== region.memory.buffer)) views(t);
+}
+
+/** Room for `words` words and `bytes` bytes on `t`, what it holds kept. */
+function reserve(t, words, bytes) {
+  if (t.direct) {
+    // Never less than the room already held (a stale view's length is 0).
+    const w = Math.max(words, region.words);
+    const b = Math.max(bytes, region.bytes);
+    region.wordsAt = __tape(0, w, b);
+    region.bytesAt = __tapeBytes(0);
+    region.words = w;
+    region.bytes = b;
+    views(t);
+    return;
+  }
+  if (words > t.w.length) {
+    const w = new Uint32Array(words);
+    w.set(t.w.subarray(0, t.wn));
+    t.w = w;
+  }
+  if (bytes > t.b.length) {
+    const b = new Uint8Array(bytes);
+    b.set(t.b.subarray(0, t.bn));
+    t.b = b;
+  }
+}
+
+const NO_WORDS = new Uint32Array(0);
+const NO_BYTES = new Uint8Array(0);
+
 class Tape {
-  constructor() {
-    this.w = new Uint32Array(256);
-    this.b = new Uint8Array(1024);
+  constructor(direct) {
+    this.direct = direct;
+    this.w = direct ? NO_WORDS : new Uint32Array(256);
+    this.b = direct ? NO_BYTES : new Uint8Array(1024);
     this.wn = 0;
     this.bn = 0;
     this.args = 0;
@@ -313,8 +391,11 @@ class Tape {
   arg(value, node, name) {
     root = name;
     path.length = 0;
+    leafKey = undefined;
     try {
-      this.push(put(this, value, node));
+      const cell = put(this, value, node);
+      fresh(this);
+      this.push(cell);
     } catch (error) {
       this.release();
       throw unreadable(error);
@@ -330,12 +411,14 @@ class Tape {
   items(value, node, name) {
     root = name;
     path.length = 0;
+    leafKey = undefined;
     try {
       if (typeof value !== 'object' || value === null || !Array.isArray(value)) {
         this.push(leafCell(this, value));
         return EMPTY_ARRAY;
       }
       const n = checkedLength(value);
+      fresh(this);
       const items = new Array(n);
       const at = words(this, n + 1);
       this.w[at] = n;
@@ -345,6 +428,7 @@ class Tape {
         if (i === SAMPLE && n > 4 * SAMPLE) project(this, n, i, w0, b0);
         path.push(i);
         const item = value[i];
+        fresh(this);
         items[i] = item;
         const cell = put(this, item, node);
         path.pop();
@@ -364,17 +448,21 @@ class Tape {
   }
 
   /**
-   * Copies the tape into wasm memory for the call that follows at once, and returns the kept
-   * objects (the caller's own, in the order their cells index them).
+   * Puts the tape where the call that follows at once reads it, and returns the kept objects
+   * (the caller's own, in the order their cells index them).
    */
   send() {
+    fresh(this);
     const w = this.w;
     w[0] = this.wn;
     w[1] = this.bn;
     w[ROOT] = this.args;
-    const m = wasmRoom(this.wn, this.bn);
-    m.words.set(this.wn === w.length ? w : w.subarray(0, this.wn));
-    if (this.bn > 0) m.bytes.set(this.b.subarray(0, this.bn));
+    if (!this.direct) spill(this);
+    else if (this.wn > LARGE_WORDS || this.bn > LARGE_BYTES || region.words > LARGE_WORDS || region.bytes > LARGE_BYTES) {
+      // wasm releases a large tape after the call: the next one asks for room again.
+      region.words = 0;
+      region.bytes = 0;
+    }
     const kept = this.kept;
     this.release();
     return kept;
@@ -383,60 +471,54 @@ class Tape {
   release() {
     this.busy = false;
     this.kept = [];
-    if (this.w.length > LARGE_WORDS) this.w = new Uint32Array(256);
-    if (this.b.length > LARGE_BYTES) this.b = new Uint8Array(1024);
   }
 }
 
-let spare = new Tape();
+const spare = new Tape(true);
 
-/** A tape for one call's arguments (a fresh one when a caller's getter calls us re-entrantly). */
+/** A tape for one call's arguments (a JS one when a caller's getter calls us re-entrantly). */
 export function tape() {
   let t = spare;
-  if (t.busy) t = new Tape();
+  if (t.busy) t = new Tape(false);
   t.busy = true;
   t.gen += 1;
   t.wn = ROOT + 1 + MAX_ARGS;
   t.bn = 0;
   t.args = 0;
   t.memoText.fill(undefined);
+  if (t.direct) {
+    if (region.words === 0) reserve(t, FIRST_WORDS, FIRST_BYTES);
+    else fresh(t);
+  }
   return t;
 }
 
-/** The wasm side's room for the tape: views of it, valid until wasm runs again. */
-const room = { words: 0, bytes: 0, wordsAt: 0, bytesAt: 0, buffer: undefined, W: undefined, B: undefined, memory: undefined };
+/** The spill tape's room in wasm memory. */
+const spillRoom = { words: 0, bytes: 0, wordsAt: 0, bytesAt: 0 };
 
-function wasmRoom(wn, bn) {
-  const r = room;
+/** A re-entrant call's tape `t` copied onto the spill tape, and the direct tape marked. */
+function spill(t) {
+  const r = spillRoom;
+  const wn = t.wn;
+  const bn = t.bn;
   if (wn > r.words || bn > r.bytes || r.words > LARGE_WORDS || r.bytes > LARGE_BYTES) {
     // Double up to the size wasm keeps; beyond it, exactly what this call needs.
-    const words = wn > LARGE_WORDS ? wn : Math.min(Math.max(wn, r.words * 2, 1024), LARGE_WORDS);
-    const bytes = bn > LARGE_BYTES ? bn : Math.min(Math.max(bn, r.bytes * 2, 4096), LARGE_BYTES);
-    r.wordsAt = __tape(words, bytes);
-    r.bytesAt = __tapeBytes();
-    r.words = words;
-    r.bytes = bytes;
-    r.buffer = undefined;
+    r.words = wn > LARGE_WORDS ? wn : Math.min(Math.max(wn, r.words * 2, FIRST_WORDS), LARGE_WORDS);
+    r.bytes = bn > LARGE_BYTES ? bn : Math.min(Math.max(bn, r.bytes * 2, FIRST_BYTES), LARGE_BYTES);
+    r.wordsAt = __tape(1, r.words, r.bytes);
+    r.bytesAt = __tapeBytes(1);
   }
-  if (r.memory === undefined) r.memory = __memory();
-  const buffer = r.memory.buffer;
-  if (r.buffer !== buffer) {
-    r.W = new Uint32Array(buffer, r.wordsAt, r.words);
-    r.B = new Uint8Array(buffer, r.bytesAt, r.bytes);
-    r.buffer = buffer;
-  }
-  return { words: r.W, bytes: r.B };
+  const buffer = memory().buffer;
+  new Uint32Array(buffer, r.wordsAt, wn).set(t.w.subarray(0, wn));
+  if (bn > 0) new Uint8Array(buffer, r.bytesAt, bn).set(t.b.subarray(0, bn));
+  new Uint32Array(buffer, region.wordsAt, 1)[0] = SPILL_MARK;
 }
 
 /** Room for `n` more words; their index. */
 function words(t, n) {
   const at = t.wn;
   const end = at + n;
-  if (end > t.w.length) {
-    const w = new Uint32Array(Math.max(end, t.w.length * 2));
-    w.set(t.w.subarray(0, at));
-    t.w = w;
-  }
+  if (end > t.w.length) reserve(t, Math.max(end, t.w.length * 2), t.b.length);
   t.wn = end;
   return at;
 }
@@ -444,11 +526,7 @@ function words(t, n) {
 /** Room for `n` more bytes. */
 function bytes(t, n) {
   const end = t.bn + n;
-  if (end > t.b.length) {
-    const b = new Uint8Array(Math.max(end, t.b.length * 2));
-    b.set(t.b.subarray(0, t.bn));
-    t.b = b;
-  }
+  if (end > t.b.length) reserve(t, t.w.length, Math.max(end, t.b.length * 2));
 }
 
 /** Elements after which a long array's tape is sized from what they took (one growth instead of
@@ -461,16 +539,7 @@ function project(t, n, done, w0, b0) {
   const scale = (n - done) / done * 1.1;
   const w = t.wn + Math.ceil((t.wn - w0) * scale);
   const b = t.bn + Math.ceil((t.bn - b0) * scale);
-  if (w > t.w.length) {
-    const words = new Uint32Array(w);
-    words.set(t.w.subarray(0, t.wn));
-    t.w = words;
-  }
-  if (b > t.b.length) {
-    const bytes = new Uint8Array(b);
-    bytes.set(t.b.subarray(0, t.bn));
-    t.b = bytes;
-  }
+  if (w > t.w.length || b > t.b.length) reserve(t, Math.max(w, t.w.length), Math.max(b, t.b.length));
 }
 
 function cellOf(t, at, tag) {
@@ -483,6 +552,7 @@ function put(t, v, node) {
   if (node.t === ARRAY) {
     if (typeof v !== 'object' || v === null || !Array.isArray(v)) return leafCell(t, v);
     const n = checkedLength(v);
+    fresh(t);
     const at = words(t, n + 1);
     t.w[at] = n;
     const of = node.of;
@@ -491,7 +561,9 @@ function put(t, v, node) {
     for (let i = 0; i < n; i++) {
       if (i === SAMPLE && n > 4 * SAMPLE) project(t, n, i, w0, b0);
       path.push(i);
-      const cell = put(t, v[i], of);
+      const item = v[i];
+      fresh(t);
+      const cell = put(t, item, of);
       path.pop();
       // `t.w` is read after the element: writing it may have grown the words.
       t.w[at + 1 + i] = cell;
@@ -518,7 +590,9 @@ function object(t, v, node) {
   for (let i = 0; i < n; i++) {
     const k = keys[i];
     path.push(k);
-    const cell = put(t, v[k], nodes[i]);
+    const value = v[k];
+    fresh(t);
+    const cell = put(t, value, nodes[i]);
     path.pop();
     t.w[at + first + i] = cell;
   }
@@ -553,9 +627,9 @@ function shapeOf(t, node) {
 
 /** A leaf field `key` of the object being written (the key completes an error's path). */
 function field(t, v, key) {
-  path.push(key);
+  leafKey = key;
   const cell = leafCell(t, v);
-  path.pop();
+  leafKey = undefined;
   return cell;
 }
 
@@ -599,6 +673,7 @@ function writeTurn(t, v) {
   } catch (error) {
     throw unreadableAt(error, key);
   }
+  fresh(t);
   const shape = shapeOf(t, TURN);
   const at = words(t, 7);
   t.w[at] = shape;
@@ -638,6 +713,7 @@ function writeSession(t, v) {
   } catch (error) {
     throw unreadableAt(error, key);
   }
+  fresh(t);
   const shape = shapeOf(t, SESSION);
   const at = words(t, 8);
   t.w[at] = shape;

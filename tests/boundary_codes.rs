@@ -84,4 +84,13 @@ fn read_js_tape_tags_and_sizes_are_the_rust_ones() {
     assert_eq!(rust.len(), 12);
     assert_eq!(js_shift("js/read.js", "LARGE_WORDS"), tape::LARGE_WORDS);
     assert_eq!(js_shift("js/read.js", "LARGE_BYTES"), tape::LARGE_BYTES);
+    let js = std::fs::read_to_string(format!("{}/js/read.js", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let spill = js
+        .lines()
+        .find_map(|l| l.strip_prefix("export const SPILL_MARK = 0x"))
+        .expect("js/read.js defines SPILL_MARK in hex");
+    assert_eq!(
+        u32::from_str_radix(spill.trim_end_matches(';'), 16).unwrap(),
+        tape::SPILL
+    );
 }

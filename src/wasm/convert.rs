@@ -8,23 +8,40 @@ use wasm_bindgen::JsValue;
 
 use crate::error::WireError;
 use crate::rules::model::{PendingAction, Revision};
-use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS};
+use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS, SPILL};
 
-/// The tape buffers: `js/read.js` writes a call's arguments here right before the call.
+/// One tape's buffers.
 #[derive(Default)]
 struct Buffers {
     words: Vec<u32>,
     bytes: Vec<u8>,
 }
 
-thread_local! {
-    static TAPE: RefCell<Buffers> = RefCell::default();
+impl Buffers {
+    fn large(&self) -> bool {
+        self.words.len() > LARGE_WORDS || self.bytes.len() > LARGE_BYTES
+    }
 }
 
-/// `__tape(words, bytes)` → the address of room for `words` words (the address of room for
-/// `bytes` bytes is `__tapeBytes()`), valid until the next `__tape` or a call that used a large
-/// tape. A size the memory cannot hold is a typed error, not an abort.
-pub fn tape_reserve(words: f64, bytes: f64) -> Result<u32, JsValue> {
+/// The two tapes. `js/read.js` writes a call's arguments into `direct` in place, while it reads
+/// them; a call made while that walk is under way (a caller's getter calling the package) has its
+/// arguments copied into `spill` right before the call, and marks `direct`'s first word with
+/// [`SPILL`], which `direct`'s own send overwrites with its length.
+#[derive(Default)]
+struct Tapes {
+    direct: Buffers,
+    spill: Buffers,
+}
+
+thread_local! {
+    static TAPE: RefCell<Tapes> = RefCell::default();
+}
+
+/// `__tape(which, words, bytes)` → the address of `words` words of tape `which` (0: direct, 1:
+/// spill), with what they held kept; the address of its `bytes` bytes is `__tapeBytes(which)`.
+/// Valid until the next `__tape` or a call that used a large tape. A size the memory cannot hold
+/// is a typed error, not an abort.
+pub fn tape_reserve(which: u32, words: f64, bytes: f64) -> Result<u32, JsValue> {
     let size = |n: f64, field: &str| {
         crate::wire::integral_u64(n)
             .and_then(|n| usize::try_from(n).ok())
@@ -32,7 +49,12 @@ pub fn tape_reserve(words: f64, bytes: f64) -> Result<u32, JsValue> {
     };
     let (words, bytes) = (size(words, "words")?, size(bytes, "bytes")?);
     TAPE.with(|tape| {
-        let mut tape = tape.try_borrow_mut().map_err(|_| misuse("tape"))?;
+        let mut tapes = tape.try_borrow_mut().map_err(|_| misuse("tape"))?;
+        let tape = match which {
+            0 => &mut tapes.direct,
+            1 => &mut tapes.spill,
+            _ => return Err(misuse("which")),
+        };
         let too_large = || {
             js_error(WireError::InvalidValue {
                 field: "arguments".into(),
@@ -47,24 +69,30 @@ pub fn tape_reserve(words: f64, bytes: f64) -> Result<u32, JsValue> {
     })
 }
 
-/// `v` at exactly `n` elements (zeroed).
+/// `v` at least `n` elements long (new ones zeroed, the others kept).
 fn grow<T: Copy + Default>(
     v: &mut Vec<T>,
     n: usize,
 ) -> Result<(), std::collections::TryReserveError> {
     if n > v.len() {
         v.try_reserve_exact(n.saturating_sub(v.len()))?;
+        v.resize(n, T::default());
     }
-    v.resize(n, T::default());
     Ok(())
 }
 
-/// `__tapeBytes()` → the address of the tape's bytes.
-pub fn tape_bytes() -> u32 {
+/// `__tapeBytes(which)` → the address of tape `which`'s bytes.
+pub fn tape_bytes(which: u32) -> u32 {
     TAPE.with(|tape| {
         tape.try_borrow()
             .ok()
-            .and_then(|t| u32::try_from(t.bytes.as_ptr() as usize).ok())
+            .and_then(|t| {
+                let bytes = match which {
+                    0 => &t.direct.bytes,
+                    _ => &t.spill.bytes,
+                };
+                u32::try_from(bytes.as_ptr() as usize).ok()
+            })
             .unwrap_or(0)
     })
 }
@@ -81,16 +109,22 @@ pub fn with_tape<R>(f: impl FnOnce(Tape<'_>) -> Result<R, WireError>) -> Result<
 
 #[inline(never)]
 fn on_tape(f: &mut dyn FnMut(Tape<'_>)) -> Result<(), JsValue> {
-    let large = TAPE.with(|tape| {
-        let tape = tape.try_borrow().map_err(|_| misuse("tape"))?;
-        let read = Tape::new(&tape.words, &tape.bytes).ok_or_else(|| misuse("tape"))?;
+    let (spill, large) = TAPE.with(|tape| {
+        let tapes = tape.try_borrow().map_err(|_| misuse("tape"))?;
+        let spill = tapes.direct.words.first() == Some(&SPILL);
+        let buffers = if spill { &tapes.spill } else { &tapes.direct };
+        let read = Tape::new(&buffers.words, &buffers.bytes).ok_or_else(|| misuse("tape"))?;
         f(read);
-        Ok::<_, JsValue>(tape.words.len() > LARGE_WORDS || tape.bytes.len() > LARGE_BYTES)
+        Ok::<_, JsValue>((spill, buffers.large()))
     })?;
     if large {
         TAPE.with(|tape| {
-            if let Ok(mut tape) = tape.try_borrow_mut() {
-                *tape = Buffers::default();
+            if let Ok(mut tapes) = tape.try_borrow_mut() {
+                *(if spill {
+                    &mut tapes.spill
+                } else {
+                    &mut tapes.direct
+                }) = Buffers::default();
             }
         });
     }
@@ -102,8 +136,8 @@ fn on_tape(f: &mut dyn FnMut(Tape<'_>)) -> Result<(), JsValue> {
 pub fn load_tape(tape: &crate::wire::tape::Writer) {
     TAPE.with(|t| {
         if let Ok(mut t) = t.try_borrow_mut() {
-            t.words.clone_from(&tape.words);
-            t.bytes.clone_from(&tape.bytes);
+            t.direct.words.clone_from(&tape.words);
+            t.direct.bytes.clone_from(&tape.bytes);
         }
     });
 }

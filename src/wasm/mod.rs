@@ -33,16 +33,16 @@ use crate::wire::api::{self, Selection};
 use crate::wire::Wire;
 use convert::{set, with_tape};
 
-/// `__tape(words, bytes)`: room for the next call's arguments ([`convert::tape_reserve`]).
+/// `__tape(which, words, bytes)`: room for a call's arguments ([`convert::tape_reserve`]).
 #[wasm_bindgen(js_name = __tape, skip_typescript)]
-pub fn tape(words: f64, bytes: f64) -> Result<u32, JsValue> {
-    convert::tape_reserve(words, bytes)
+pub fn tape(which: u32, words: f64, bytes: f64) -> Result<u32, JsValue> {
+    convert::tape_reserve(which, words, bytes)
 }
 
-/// `__tapeBytes()`: the address of the tape's bytes.
+/// `__tapeBytes(which)`: the address of tape `which`'s bytes.
 #[wasm_bindgen(js_name = __tapeBytes, skip_typescript)]
-pub fn tape_bytes() -> u32 {
-    convert::tape_bytes()
+pub fn tape_bytes(which: u32) -> u32 {
+    convert::tape_bytes(which)
 }
 
 /// `__tapeMissed()`: how many key reads the shapes did not have since the last call

@@ -82,6 +82,11 @@ pub mod tag {
 pub const LARGE_WORDS: usize = 1 << 18;
 pub const LARGE_BYTES: usize = 1 << 20;
 
+/// The direct tape's first word (its length in words) when a call's arguments are on the spill
+/// tape instead (src/wasm/convert.rs; `SPILL_MARK` in `js/read.js`, compared by
+/// tests/boundary_codes.rs). No tape is that long: a payload stays below 2^28 words.
+pub const SPILL: u32 = u32::MAX;
+
 /// Bits of a cell that hold its tag.
 const TAG_BITS: u32 = 4;
 /// Word index of the root block (after the header).
@@ -184,11 +189,14 @@ impl<'a> Value<'a> {
     fn find(self, key: &str) -> Option<u32> {
         let (cells, shape) = self.fields()?;
         let tape = self.tape;
+        let key = key.as_bytes();
         let n = usize::try_from(tape.word(shape)?).ok()?;
         let mut at = shape.checked_add(1)?;
         for i in 0..n {
             let name = tape.text(tape.word(at)?, tape.word(at.checked_add(1)?)?)?;
-            if name == key.as_bytes() {
+            // Keys of one length mostly differ in their first byte (`started_at`, `created_at`,
+            // `updated_at`): that settles them without a call of wasm's bytewise `memcmp`.
+            if name.first() == key.first() && name == key {
                 return tape.word(cells.checked_add(i)?);
             }
             at = at.checked_add(2)?;

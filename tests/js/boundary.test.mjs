@@ -9,6 +9,7 @@ import * as main from 'task-projection';
 import * as fallback from 'task-projection/fallback';
 // Package internals, by path (they are not exports of the package).
 import * as rawMain from '../../pkg/task_projection.js';
+import * as rawFallback from '../../pkg/fallback/task_projection.js';
 import { readCases } from './fixture.mjs';
 import { runAll } from './runner.mjs';
 import { loadStoreCases, runAllStoreCases } from './store-runner.mjs';
@@ -50,7 +51,7 @@ const typed = (code, field) => (e) => {
   return true;
 };
 
-for (const [name, tp] of [['default', main], ['fallback', fallback]]) {
+for (const [name, tp, raw] of [['default', main, rawMain], ['fallback', fallback, rawFallback]]) {
   describe(`${name}: a caller's exception never reaches a wasm frame`, () => {
     test('2,000 throwing getters, Proxies and lengths leave the module and the store working', () => {
       const store = ready(tp);
@@ -75,6 +76,50 @@ for (const [name, tp] of [['default', main], ['fallback', fallback]]) {
       assert.equal(tp.normalizeStartPolicy('new'), 'new');
       store.free();
       fresh.free();
+    });
+
+    test('a getter that calls the package mid-walk (growing the memory) leaves both calls exact', () => {
+      // The outer call's arguments are written into wasm memory while they are read; the inner
+      // call's go through the spill tape, and the memory grows meanwhile (the inner call's
+      // allocations may grow it; the getter also grows it outright), which leaves the outer's
+      // views of the old memory behind. Both answers must be those of the same calls made apart.
+      const turns = Array.from({ length: 300 }, (_, i) => ({ ...turn, id: `turn-${String(i).padStart(4, '0')}`, started_at: at(i % 60), created_at: at(i % 60) }));
+      const big = Array.from({ length: 20_000 }, (_, i) => ({ ...turn, id: `inner-${i}`, started_at: at(i % 60), created_at: at(i % 60) }));
+      const expectedInner = tp.visibleTurnHistory(big).map((t) => t.id);
+      const expectedOuter = tp.visibleTurnHistory(turns).map((t) => t.id);
+      for (const position of [0, 1, 150, 299]) {
+        const outer = turns.slice();
+        let inner;
+        const at_ = outer[position];
+        Object.defineProperty(outer, position, {
+          get() {
+            const store = new tp.ProjectionStore();
+            store.applySessionList(T, Array.from({ length: 2_000 }, (_, i) => session(`grow-${position}-${i}`)));
+            inner = tp.visibleTurnHistory(big).map((t) => t.id);
+            store.free();
+            raw.__memory().grow(1);
+            return at_;
+          },
+        });
+        const got = tp.visibleTurnHistory(outer).map((t) => t.id);
+        assert.deepEqual(inner, expectedInner, `inner call at ${position}`);
+        assert.deepEqual(got, expectedOuter, `outer call with the inner at ${position}`);
+      }
+      // A getter inside an object field (the walk by the schema) calling the package.
+      const store = ready(tp);
+      const payload = { ...message('m9', 9) };
+      let nested;
+      Object.defineProperty(payload, 'metadata', {
+        get() {
+          nested = tp.visibleTurnHistory(big).length;
+          raw.__memory().grow(1);
+          return { pending_id: 'p-a', question_total: 1, status: 'pending' };
+        },
+      });
+      store.applyMessageEvents('added', [payload]);
+      assert.equal(nested, expectedInner.length);
+      assert.deepEqual(store.pendingClarification('sess-a').message_ids, ['m9']);
+      store.free();
     });
 
     test("the caller's exception is the typed error's cause", () => {
