@@ -9,6 +9,7 @@
 //   npm run bench -- --no-build        reuse pkg/ as it is (--no-setup: skip scripts/setup.sh)
 //   npm run bench -- --profile         also print a CPU profile of the Node event loop
 //   npm run bench -- --skip-scale      without the 10⁶-element scale check (Node and native)
+//   npm run bench -- --browser-parts=ingest,queries   only these Chromium parts
 //
 // Workloads: bench/workload.mjs (deterministic; bench/gen.mjs writes them to target/bench-data/
 // for the native bench). Measurements: bench/store.bench.mjs. Node: bench/node.mjs, one fresh
@@ -23,6 +24,8 @@ import { generate, defaultDir as dataDir } from './gen.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
+/** `--browser-parts=ingest,queries`: only these Chromium parts (all by default). */
+const browserParts = process.argv.find((a) => a.startsWith('--browser-parts='))?.slice('--browser-parts='.length).split(',');
 const logDir = path.join(root, 'target', 'bench-logs');
 fs.mkdirSync(logDir, { recursive: true });
 const started = Date.now();
@@ -140,13 +143,10 @@ if (!args.has('--skip-browser')) {
     return out.result;
   };
   try {
-    results.chromium = {
-      events: await page('events'),
-      queries: await page('queries'),
-      ingest: await page('ingest'),
-      memory: await page('memory'),
-      memoryBoot: await page('memory-boot'),
-    };
+    results.chromium = {};
+    for (const [key, part] of [['events', 'events'], ['queries', 'queries'], ['ingest', 'ingest'], ['memory', 'memory'], ['memoryBoot', 'memory-boot']]) {
+      if (browserParts === undefined || browserParts.includes(part)) results.chromium[key] = await page(part);
+    }
   } finally {
     await browser.close();
     server.close();
@@ -241,7 +241,7 @@ out.push('median (p90); baseline/store = how many times faster the store is, sta
 out.push(line('messages in session', [100, 1000, 5000, 50000].map((n) => f(n, 0))));
 const envs = [['node', results.node], ['chromium', results.chromium], ['native', results.native]];
 for (const [env, r] of envs) {
-  if (!r) continue;
+  if (!r?.events) continue;
   out.push(line(`${env} store`, r.events.map((e) => cell(e.store))));
   if (r.events[0].storeFromJsonText) out.push(line(`${env} store, from JSON text`, r.events.map((e) => cell(e.storeFromJsonText))));
   if (r.events[0].storeTyped) out.push(line(`${env} store, pre-decoded`, r.events.map((e) => cell(e.storeTyped))));

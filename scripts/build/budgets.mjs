@@ -29,12 +29,14 @@
 // gzip; those four budgets raised to about 1,000 B above.
 // 2026-12-01 (issue 11, scale in Node): the tape written in place in wasm memory (two tapes, the
 // spill one for re-entrant calls), +550 B raw. Default wasm 238,463 raw, MVP 237,520 raw; the MVP
-// raw budget raised to 238,500, the others unchanged.
+// raw budget raised to 238,500, the others unchanged. Then `hasPendingPermission` without a sort
+// or a second vector when the newest message has a turn: +359 B raw / +223 B gzip, node.js
+// 319,529 raw, fallback 145,573 gzip; those two budgets raised to 320,500 raw and 146,500 gzip.
 export const BUDGETS = {
   'default wasm': { raw: 239_000, gzip: 95_500 },
   'default glue (task_projection.js)': { raw: 43_000, gzip: 8_500 },
-  'node entry (node.js, wasm embedded)': { raw: 319_500, gzip: 130_500 },
+  'node entry (node.js, wasm embedded)': { raw: 320_500, gzip: 130_500 },
   'MVP wasm': { raw: 238_500, gzip: 95_500 },
-  'fallback (wasm2js, minified)': { raw: 522_000, gzip: 145_500 },
+  'fallback (wasm2js, minified)': { raw: 522_000, gzip: 146_500 },
   'fallback glue': { raw: 60_000, gzip: 9_500 },
 };

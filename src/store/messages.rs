@@ -696,18 +696,24 @@ impl Index {
                     .is_some_and(|r| r.kind == MessageKind::PermissionRequest)
             })
         };
-        let mut slots: Vec<u32> = if boundary == NONE {
-            self.per_turn
-                .values()
-                .filter_map(newest_permission)
-                .collect()
-        } else {
-            self.per_turn
+        if boundary != NONE {
+            // The usual case: at most two rows, already in creation order (the turn's newest
+            // permission row, then the newest row of all), so no sort.
+            return self
+                .per_turn
                 .get(&boundary)
                 .and_then(newest_permission)
+                .filter(|&slot| slot != newest)
                 .into_iter()
-                .collect()
-        };
+                .chain([newest])
+                .filter_map(|slot| self.view(slot))
+                .collect();
+        }
+        let mut slots: Vec<u32> = self
+            .per_turn
+            .values()
+            .filter_map(newest_permission)
+            .collect();
         slots.push(newest);
         self.views_in_order(slots)
     }
