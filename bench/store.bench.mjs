@@ -105,6 +105,30 @@ export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000],
 }
 
 /** A store holding the session's history (REST shapes), as after boot. */
+/**
+ * An app's own copy of a session's transcript, `rows` to start with: `put(payload)` replaces the
+ * row with the event's `message_id` or appends it, as an app's state update does per event;
+ * `keep(n)` drops every row after the first `n` (back to the start of a pass).
+ */
+function transcript(rows) {
+  const messages = rows.slice();
+  const index = new Map(messages.map((m, i) => [m.id, i]));
+  const put = (p) => {
+    const at = index.get(p.message_id);
+    if (at === undefined) {
+      index.set(p.message_id, messages.length);
+      messages.push(p);
+    } else {
+      messages[at] = p;
+    }
+  };
+  const keep = (n) => {
+    for (let i = n; i < messages.length; i += 1) index.delete(messages[i].message_id ?? messages[i].id);
+    messages.length = n;
+  };
+  return { messages, put, keep };
+}
+
 export function preloadedStore(tp, history, pageSize = 0) {
   const store = new tp.ProjectionStore();
   store.applySessionList(history.taskId, [history.session]);
@@ -194,20 +218,13 @@ export function eventBench(tp, n, {
   };
   const rescanPass = (events, engine) => {
     const session = { ...history.session };
-    const messages = history.messages.slice();
-    const index = new Map(messages.map((m, i) => [m.id, i]));
+    const { messages, put, keep } = transcript(history.messages);
     return () => {
       sequence = passRevisions(pass, sequence);
       const t0 = now();
       for (let i = 0; i < events.length; i += 1) {
         const p = events[i].payload;
-        const at = index.get(p.message_id);
-        if (at === undefined) {
-          index.set(p.message_id, messages.length);
-          messages.push(p);
-        } else {
-          messages[at] = p;
-        }
+        put(p);
         if (p.pending_action !== undefined || p.pending_action_revision !== undefined) engine.merge(session, p);
         const currentTurnId = engine.currentTurnId(turns, session.state, messages);
         const action = engine.sessionPendingAction({ session, turns, messages });
@@ -216,8 +233,7 @@ export function eventBench(tp, n, {
         if (bundle.length > 0) bundles += 1;
       }
       const t = now() - t0;
-      for (let i = n; i < messages.length; i += 1) index.delete(messages[i].message_id ?? messages[i].id);
-      messages.length = n;
+      keep(n);
       return t;
     };
   };
@@ -258,20 +274,13 @@ export function crossCheck(tp, history, pass) {
   const sid = history.session.id;
   const store = preloadedStore(tp, history);
   const session = { ...history.session };
-  const messages = history.messages.slice();
-  const index = new Map(messages.map((m, i) => [m.id, i]));
+  const { messages, put } = transcript(history.messages);
   let same = 0;
   let withBundle = 0;
   const differences = [];
   for (const [i, { kind, payload }] of pass.events.entries()) {
     store.applyMessageEvent(kind, payload);
-    const at = index.get(payload.message_id);
-    if (at === undefined) {
-      index.set(payload.message_id, messages.length);
-      messages.push(payload);
-    } else {
-      messages[at] = payload;
-    }
+    put(payload);
     if (payload.pending_action !== undefined || payload.pending_action_revision !== undefined) {
       Object.assign(session, tp.mergePendingProjection(session, payload));
     }
@@ -447,8 +456,7 @@ export function baselineCheck(tp, history, pass, { statelessLimit = Infinity } =
   const store = preloadedStore(tp, history);
   const tpSession = { ...history.session };
   const jsSession = { ...history.session };
-  const messages = history.messages.slice();
-  const index = new Map(messages.map((m, i) => [m.id, i]));
+  const { messages, put } = transcript(history.messages);
   let statelessChecked = 0;
   let withBundle = 0;
   const actions = { clarification: 0, permission: 0, none: 0 };
@@ -456,13 +464,7 @@ export function baselineCheck(tp, history, pass, { statelessLimit = Infinity } =
     for (const [i, { kind, payload }] of pass.events.entries()) {
       const where = `event ${i} (${kind} ${payload.type} ${payload.message_id})`;
       store.applyMessageEvent(kind, payload);
-      const at = index.get(payload.message_id);
-      if (at === undefined) {
-        index.set(payload.message_id, messages.length);
-        messages.push(payload);
-      } else {
-        messages[at] = payload;
-      }
+      put(payload);
       if (payload.pending_action !== undefined || payload.pending_action_revision !== undefined) {
         Object.assign(tpSession, tp.mergePendingProjection(tpSession, payload));
         baseline.mergePendingProjection(jsSession, payload);
