@@ -458,8 +458,9 @@ class Tape {
     w[1] = this.bn;
     w[ROOT] = this.args;
     if (!this.direct) spill(this);
-    else if (this.wn > LARGE_WORDS || this.bn > LARGE_BYTES || region.words > LARGE_WORDS || region.bytes > LARGE_BYTES) {
-      // wasm releases a large tape after the call: the next one asks for room again.
+    else if (region.words > LARGE_WORDS || region.bytes > LARGE_BYTES) {
+      // wasm releases a large tape after the call (its room, which holds the words and bytes
+      // written): the next one asks for room again.
       region.words = 0;
       region.bytes = 0;
     }
