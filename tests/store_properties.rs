@@ -166,7 +166,7 @@ fn base_store() -> Store {
             updated_at: None,
         })
         .collect();
-    store.apply_session_list(TASK, &sessions).unwrap();
+    store.apply_session_list(TASK, sessions).unwrap();
     for id in SESSIONS {
         let turns = (0..3)
             .map(|t| Turn {
@@ -432,7 +432,7 @@ proptest! {
     #[test]
     fn store_answers_equal_the_rules_on_the_whole_transcript((messages, turns, state, projection) in transcript_strategy(), load_turns in prop::bool::weighted(0.7)) {
         let mut store = Store::new();
-        let sessions = [Session {
+        let sessions: [Session; 1] = [Session {
             id: "s".into(),
             task_id: Some(TASK.into()),
             state,
@@ -441,7 +441,7 @@ proptest! {
             pending_action_revision: None,
             updated_at: None,
         }];
-        store.apply_session_list(TASK, &sessions).unwrap();
+        store.apply_session_list(TASK, sessions.to_vec()).unwrap();
         // Without the turn list (a session never opened) the current turn is unknown, and with a
         // clarification projection discovery considers every message (SPEC §3 table).
         let history = load_turns.then_some(&turns[..]);
@@ -537,7 +537,7 @@ proptest! {
         ),
     ) {
         let mut store = Store::new();
-        let session = Session {
+        let session: Session = Session {
             id: "s".into(),
             task_id: Some(TASK.into()),
             state: Some(SessionState::Running),
@@ -546,7 +546,7 @@ proptest! {
             pending_action_revision: None,
             updated_at: None,
         };
-        store.apply_session_list(TASK, &[session]).unwrap();
+        store.apply_session_list(TASK, vec![session]).unwrap();
         if let Some(list) = &turn_list {
             let turns = list
                 .iter()

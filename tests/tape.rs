@@ -281,7 +281,7 @@ fn walk<W: Wire>(v: &W, depth: usize, out: &mut Vec<String>) {
         "{:?} len {} {:?} {:?} {:?} {:?} u{}n{} absent {} object {} array {}",
         v.kind(),
         v.len(),
-        v.string(),
+        v.string().as_ref().map(AsRef::as_ref),
         v.number().map(f64::to_bits),
         v.boolean(),
         v.unsigned(),

@@ -321,7 +321,7 @@ fn rules_api(a: &Json<'_>, b: &Json<'_>) {
             let preferred = a.get("preferredSessionId");
             let preferred = preferred.string();
             assert!(
-                listed || preferred.as_deref() == Some(id.as_str()),
+                listed || preferred == Some(id.as_str()),
                 "resolveTaskSessionId answered {id:?}, neither listed nor preferred"
             );
         }
@@ -453,11 +453,11 @@ fn queries(store: &Store, a: &Json<'_>, b: &Json<'_>) {
     let mut ids: Vec<String> = Vec::new();
     for v in [a, b] {
         if let Some(text) = v.string() {
-            ids.push(text.into_owned());
+            ids.push(text.to_owned());
         }
         for key in ["id", "session_id", "message_id", "task_id"] {
             if let Some(text) = v.get(key).string() {
-                ids.push(text.into_owned());
+                ids.push(text.to_owned());
             }
         }
     }

@@ -213,10 +213,12 @@ impl<M: MessageRecord + ?Sized> MessageRecord for &M {
     }
 }
 
-/// A decoded turn (SPEC §1).
+/// A decoded turn (SPEC §1). `S` holds its id: an owned `String` where the turn is kept (the
+/// store), or text borrowed from the input where it is only read (`visibleTurnHistory` over a
+/// long history decodes without a copy of each id).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Turn {
-    pub id: String,
+pub struct Turn<S = String> {
+    pub id: S,
     pub completed: bool,
     pub started_at: Timestamp,
     pub created_at: Timestamp,
@@ -224,9 +226,23 @@ pub struct Turn {
     pub flags: TurnFlags,
 }
 
-impl TurnRecord for Turn {
+impl<S: AsRef<str>> Turn<S> {
+    /// The turn with an owned id.
+    pub fn into_owned(self) -> Turn {
+        Turn {
+            id: self.id.as_ref().to_owned(),
+            completed: self.completed,
+            started_at: self.started_at,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            flags: self.flags,
+        }
+    }
+}
+
+impl<S: AsRef<str>> TurnRecord for Turn<S> {
     fn id(&self) -> &str {
-        &self.id
+        self.id.as_ref()
     }
     fn is_open(&self) -> bool {
         !self.completed
@@ -317,11 +333,13 @@ impl<S: SessionRecord + ?Sized> SessionRecord for &S {
     }
 }
 
-/// A session as listed by the backend (SPEC §1), the fields the rules read.
+/// A session as listed by the backend (SPEC §1), the fields the rules read. `S` holds its ids:
+/// owned `String`s, or text borrowed from the input (a session list is applied without a copy
+/// of each row's ids; the store makes the one it keeps).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Session {
-    pub id: String,
-    pub task_id: Option<String>,
+pub struct Session<S = String> {
+    pub id: S,
+    pub task_id: Option<S>,
     /// `None` when the state is not known.
     pub state: Option<SessionState>,
     pub is_primary: bool,
@@ -333,12 +351,27 @@ pub struct Session {
     pub updated_at: Option<Timestamp>,
 }
 
-impl SessionRecord for Session {
+impl<S: AsRef<str>> Session<S> {
+    /// The session with owned ids.
+    pub fn into_owned(self) -> Session {
+        Session {
+            id: self.id.as_ref().to_owned(),
+            task_id: self.task_id.as_ref().map(|t| t.as_ref().to_owned()),
+            state: self.state,
+            is_primary: self.is_primary,
+            pending_action: self.pending_action,
+            pending_action_revision: self.pending_action_revision,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+impl<S: AsRef<str>> SessionRecord for Session<S> {
     fn id(&self) -> &str {
-        &self.id
+        self.id.as_ref()
     }
     fn task_id(&self) -> Option<&str> {
-        self.task_id.as_deref()
+        self.task_id.as_ref().map(AsRef::as_ref)
     }
     fn state(&self) -> Option<SessionState> {
         self.state

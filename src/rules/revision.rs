@@ -3,6 +3,7 @@
 //! Epochs are decimal strings of any length: they are compared as numbers by their digits, never
 //! as floats or fixed-width integers (`"10" > "9"`, `"18446744073709551616" > "18446744073709551615"`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use super::model::{PendingAction, Revision};
@@ -114,19 +115,23 @@ pub fn merge_projection(
     incoming: &PendingProjection,
 ) -> PendingProjection {
     let mut merged = held.clone();
-    merge_projection_into(&mut merged, incoming.action, incoming.revision.as_ref());
+    merge_projection_into(
+        &mut merged,
+        incoming.action,
+        incoming.revision.as_ref().map(Cow::Borrowed),
+    );
     merged
 }
 
-/// [`merge_projection`] in place, the incoming projection (`action`, `revision`) borrowed: the
-/// incoming revision is copied only when it is taken and differs from the held one. `true` when
-/// `held` changed.
+/// [`merge_projection`] in place. The incoming revision is borrowed or handed over (`Cow`): it
+/// is copied, or moved, only when it is taken and differs from the held one (a session list
+/// hands each row's over: 10⁶ rows, no copy). `true` when `held` changed.
 pub fn merge_projection_into(
     held: &mut PendingProjection,
     action: Option<Option<PendingAction>>,
-    revision: Option<&Revision>,
+    revision: Option<Cow<'_, Revision>>,
 ) -> bool {
-    let revision = match merge_decision(held.revision.as_ref(), revision) {
+    let revision = match merge_decision(held.revision.as_ref(), revision.as_deref()) {
         MergeDecision::Advance => revision,
         MergeDecision::KeepHeld => return false,
         MergeDecision::Legacy => None,
@@ -134,8 +139,8 @@ pub fn merge_projection_into(
     let action = action.or(held.action);
     let mut changed = held.action != action;
     held.action = action;
-    if held.revision.as_ref() != revision {
-        held.revision = revision.cloned();
+    if held.revision.as_ref() != revision.as_deref() {
+        held.revision = revision.map(Cow::into_owned);
         changed = true;
     }
     changed

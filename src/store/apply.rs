@@ -2,6 +2,7 @@
 //! session events. Each is ordered against what is held by a rule of [`crate::rules::order`]
 //! (and the projection by [`crate::rules::revision`]); docs/convergence.md is the contract.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
@@ -12,7 +13,8 @@ use super::{
     MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, SessionId, TurnEvent,
 };
 use crate::error::WireError;
-use crate::rules::model::{Message, Session, Turn};
+
+use crate::rules::model::{Message, Session, SessionRecord, Turn};
 use crate::rules::order::{
     merge_distinct_session_list, merge_session_list, merge_turns, revives, upsert_turn, Revival,
 };
@@ -21,14 +23,14 @@ use crate::rules::turn::CurrentTurn;
 
 impl<P: Clone> ProjectionStore<P> {
     /// A session list may not hold a session of another task (`root` names the argument).
-    pub(super) fn check_sessions(
+    pub(super) fn check_sessions<S: AsRef<str>>(
         task_id: &str,
-        sessions: &[Session],
+        sessions: &[Session<S>],
         root: &str,
     ) -> Result<(), WireError> {
         match sessions
             .iter()
-            .position(|s| s.task_id.as_deref().is_some_and(|t| t != task_id))
+            .position(|s| s.task_id().is_some_and(|t| t != task_id))
         {
             Some(index) => Err(WireError::InvalidValue {
                 field: format!("{root}[{index}].task_id"),
@@ -46,15 +48,15 @@ impl<P: Clone> ProjectionStore<P> {
     /// session's `state` and `is_primary` follow its own `updated_at`, its pending fields the
     /// revision rule; projections buffered for these sessions merge too, unless they were tagged
     /// with another task. A list of a removed task removes its sessions and applies nothing.
-    pub fn apply_session_list(
+    pub fn apply_session_list<S: AsRef<str>>(
         &mut self,
         task_id: &str,
-        sessions: &[Session],
+        sessions: Vec<Session<S>>,
     ) -> Result<Reason, WireError> {
-        Self::check_sessions(task_id, sessions, "sessions")?;
+        Self::check_sessions(task_id, &sessions, "sessions")?;
         if self.is_removed_task(task_id) {
-            for session in sessions {
-                self.remove_session(&session.id);
+            for session in &sessions {
+                self.remove_session(session.id());
             }
             return Ok(Reason::TaskRemoved);
         }
@@ -81,13 +83,13 @@ impl<P: Clone> ProjectionStore<P> {
         let call = self.list_calls;
         let mut distinct = true;
         for session in sessions {
-            if self.removed_input(&session.id, None) {
-                incoming.push(SessionId::from(session.id.as_str()));
+            if self.removed_input(session.id(), None) {
+                incoming.push(SessionId::from(session.id()));
                 distinct = false;
                 continue;
             }
             // One lookup per session (not `session_mut` and then `touch_session`'s).
-            let (id, entry) = match self.sessions.entry_ref(session.id.as_str()) {
+            let (id, entry) = match self.sessions.entry_ref(session.id()) {
                 EntryRef::Occupied(held) => (held.key().clone(), held.into_mut()),
                 EntryRef::Vacant(slot) => {
                     let held = slot.insert_entry(Box::default());
@@ -107,10 +109,11 @@ impl<P: Clone> ProjectionStore<P> {
                     left.push(previous);
                 }
             }
+            // The row's revision is handed over, not copied.
             changed |= merge_projection_into(
                 &mut entry.projection,
                 session.pending_action,
-                session.pending_action_revision.as_ref(),
+                session.pending_action_revision.map(Cow::Owned),
             );
             changed |= !entry.listed;
             entry.listed = true;

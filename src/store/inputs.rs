@@ -70,10 +70,10 @@ impl<P> TaskInput<P> {
     }
 }
 
-/// How the session load of a selection ended.
+/// How the session load of a selection ended (`S`: the sessions' ids, as in [`Session`]).
 #[derive(Clone, Debug, PartialEq)]
-pub enum SelectionLoad {
-    Loaded(Vec<Session>),
+pub enum SelectionLoad<S = String> {
+    Loaded(Vec<Session<S>>),
     Failed,
     Aborted,
 }

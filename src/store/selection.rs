@@ -58,10 +58,10 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Settles a selection with the outcome of its session load. A loaded list is applied to the
     /// store first; then every guard of SPEC §6 runs on the store's merged state.
-    pub fn settle_selection(
+    pub fn settle_selection<S: AsRef<str>>(
         &mut self,
         ticket: &str,
-        load: SelectionLoad,
+        load: SelectionLoad<S>,
     ) -> Result<(Navigation, Reason), WireError> {
         let current = self
             .selection
@@ -92,9 +92,14 @@ impl<P: Clone> ProjectionStore<P> {
         // A task known at the click and gone now was deleted: its late list is not applied. A task
         // the store did not know yet is described by the list.
         let present = self.tasks.contains_key(&*selection.task_id) || selection.at_start.is_none();
-        if let (true, SelectionLoad::Loaded(sessions)) = (present, &load) {
-            self.apply_session_list(&selection.task_id, sessions)?;
-        }
+        // The rows are handed to the store; the guards below read its merged list instead.
+        let load = match load {
+            SelectionLoad::Loaded(sessions) if present => {
+                self.apply_session_list(&selection.task_id, sessions)?;
+                SelectionLoad::Loaded(Vec::new())
+            }
+            load => load,
+        };
         let task = self.tasks.get(&*selection.task_id);
         let now = task.map(|t| self.mark(t));
         let listed = task.map(|t| self.listed_sessions(t)).unwrap_or_default();

@@ -9,7 +9,7 @@ use crate::error::WireError;
 use crate::rules::lifecycle::{
     normalize_end_policy, normalize_start_policy, EndPolicy, StartPolicy,
 };
-use crate::rules::model::PendingAction;
+use crate::rules::model::{PendingAction, Turn};
 use crate::rules::owner::{
     resolve_owner, settle_selection, Load, Owner, SelectionOutcome, Settle, TaskMark,
 };
@@ -47,7 +47,9 @@ pub fn current_turn_id<W: Wire>(
 pub fn visible_turn_history<W: Wire>(turns: &W) -> Result<Vec<usize>, WireError> {
     let path = Path::Root("turns");
     decode::array(turns, &path)?;
-    let turns = decode::turns(turns, &path)?.unwrap_or_default();
+    // The ids are only compared: read in place, not copied.
+    let turns: Vec<Turn<W::Text>> =
+        decode::turns_of::<W, W::Text>(turns, &path)?.unwrap_or_default();
     Ok(visible_history(&turns, NOT_REFERENCED))
 }
 
@@ -116,7 +118,7 @@ pub fn session_pending_action<W: Wire>(input: &W) -> Result<Option<PendingAction
 
 /// `taskPendingAction(sessions)` (SPEC §4).
 pub fn task_pending_action<W: Wire>(sessions: &W) -> Result<Option<PendingAction>, WireError> {
-    let sessions = decode::sessions(sessions, &Path::Root("sessions"))?;
+    let sessions = decode::sessions_of::<W, W::Text>(sessions, &Path::Root("sessions"))?;
     Ok(pending::task_pending_action(&sessions))
 }
 
@@ -174,7 +176,8 @@ pub fn resolve_task_session_id<W: Wire>(input: &W) -> Result<String, WireError> 
     let path = Path::Root("input");
     decode::object(input, &path)?;
     let task = decode::task(&input.get("task"), &path.key("task"))?;
-    let sessions = decode::sessions(&input.get("sessions"), &path.key("sessions"))?;
+    let sessions =
+        decode::sessions_of::<W, W::Text>(&input.get("sessions"), &path.key("sessions"))?;
     let preferred = decode::optional_string(
         &input.get("preferredSessionId"),
         &path.key("preferredSessionId"),
@@ -211,7 +214,7 @@ pub fn selection_outcome<W: Wire>(input: &W) -> Result<Selection, WireError> {
     let sessions = if sessions_value.is_absent() {
         Vec::new()
     } else {
-        decode::sessions(&sessions_value, &path.key("sessions"))?
+        decode::sessions_of::<W, W::Text>(&sessions_value, &path.key("sessions"))?
     };
     let flag = |key: &'static str| decode::boolean(&input.get(key), &path.key(key));
     let (load_failed, aborted) = (flag("loadFailed")?, flag("aborted")?);
@@ -285,10 +288,10 @@ pub fn merge_fetched_status_summary<W: Wire>(input: &W) -> Result<FetchedSummary
 
 /// `normalizeStartPolicy(value)` (SPEC §10): any value; non-strings normalize to `reuse`.
 pub fn normalize_start<W: Wire>(value: &W) -> StartPolicy {
-    normalize_start_policy(value.string().as_deref())
+    normalize_start_policy(value.string().as_ref().map(AsRef::as_ref))
 }
 
 /// `normalizeEndPolicy(value)` (SPEC §10): any value; non-strings normalize to `complete`.
 pub fn normalize_end<W: Wire>(value: &W) -> EndPolicy {
-    normalize_end_policy(value.string().as_deref())
+    normalize_end_policy(value.string().as_ref().map(AsRef::as_ref))
 }

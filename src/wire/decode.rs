@@ -1,8 +1,6 @@
 //! Decoders from wire values to rule types. Strict about types (a wrong type is an error naming
 //! the field), lenient about absence where SPEC gives absence a meaning.
 
-use std::borrow::Cow;
-
 use crate::error::WireError;
 use crate::rules::clarification::Scope;
 use crate::rules::model::{
@@ -67,21 +65,35 @@ pub fn flag<W: Wire>(value: &W) -> bool {
     if let Some(n) = value.number() {
         return n == 1.0;
     }
-    matches!(value.string().as_deref(), Some("true" | "1"))
+    matches!(
+        value.string().as_ref().map(AsRef::as_ref),
+        Some("true" | "1")
+    )
 }
 
 /// A required string.
+#[inline(never)] // one copy: called by every decoder
 pub fn string<W: Wire>(value: &W, path: &Path<'_>) -> Result<String, WireError> {
-    match value.string() {
-        Some(text) => Ok(text.into_owned()),
-        None => Err(invalid_type(value, path, "a string")),
-    }
+    text(value, path).map(|t| t.as_ref().to_owned())
+}
+
+/// A required string's text as the value holds it (borrowed from the input: no copy).
+pub fn text<W: Wire>(value: &W, path: &Path<'_>) -> Result<W::Text, WireError> {
+    value
+        .string()
+        .ok_or_else(|| invalid_type(value, path, "a string"))
 }
 
 /// A string, or `None` for `undefined`/`null`.
+#[inline(never)] // one copy: called by every decoder
 pub fn optional_string<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<String>, WireError> {
+    Ok(optional_text(value, path)?.map(|t| t.as_ref().to_owned()))
+}
+
+/// A string's text as the value holds it, or `None` for `undefined`/`null`.
+pub fn optional_text<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<W::Text>, WireError> {
     match value.string() {
-        Some(text) => Ok(Some(text.into_owned())),
+        Some(text) => Ok(Some(text)),
         None if value.is_absent() => Ok(None),
         None => Err(invalid_type(value, path, "a string")),
     }
@@ -97,14 +109,11 @@ pub fn optional_timestamp<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<Timestamp>, WireError> {
-    Ok(timestamp_text(value, path)?.map(|text| Timestamp::parse(&text)))
+    Ok(timestamp_text(value, path)?.map(|text| Timestamp::parse(text.as_ref())))
 }
 
 /// A timestamp's text, or `None` for `undefined`/`null`.
-fn timestamp_text<'v, W: Wire>(
-    value: &'v W,
-    path: &Path<'_>,
-) -> Result<Option<Cow<'v, str>>, WireError> {
+fn timestamp_text<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<W::Text>, WireError> {
     match value.string() {
         Some(text) => Ok(Some(text)),
         None if value.is_absent() => Ok(None),
@@ -119,9 +128,12 @@ pub fn session_state<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<SessionState>, WireError> {
-    Ok(optional_string(value, path)?
+    let text = optional_text(value, path)?;
+    Ok(text
+        .as_ref()
+        .map(AsRef::as_ref)
         .filter(|s| !s.is_empty())
-        .map(|s| SessionState::parse(&s)))
+        .map(SessionState::parse))
 }
 
 /// A `pending_action` key: `None` when omitted (`undefined`), `Some(None)` for `null` (clean).
@@ -130,13 +142,14 @@ pub fn pending_action<W: Wire>(
     path: &Path<'_>,
 ) -> Result<Option<Option<PendingAction>>, WireError> {
     if let Some(text) = value.string() {
-        return match PendingAction::parse(&text) {
+        let text = text.as_ref();
+        return match PendingAction::parse(text) {
             Some(action) => Ok(Some(Some(action))),
             None => Err(WireError::InvalidValue {
                 field: path.to_string(),
                 problem: format!(
                     "expected \"clarification\", \"permission\" or null, got \"{}\"",
-                    crate::error::quoted(&text)
+                    crate::error::quoted(text)
                 ),
             }),
         };
@@ -194,7 +207,7 @@ pub fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>,
     let epoch = value
         .get("epoch")
         .string()
-        .map(|e| e.into_owned())
+        .map(|e| e.as_ref().to_owned())
         .ok_or_else(|| invalid_revision(&epoch_path, "expected a decimal string"))?;
     let sequence_path = path.key("sequence");
     let sequence_value = value.get("sequence");
@@ -222,14 +235,23 @@ pub fn projection<W: Wire>(value: &W, path: &Path<'_>) -> Result<PendingProjecti
 
 /// A turn (SPEC §1).
 pub fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
+    turn_of::<W, W::Text>(value, path).map(Turn::into_owned)
+}
+
+/// A turn, its id as `S`: owned, or the input's own text (`W::Text`, no copy).
+pub fn turn_of<W: Wire, S>(value: &W, path: &Path<'_>) -> Result<Turn<S>, WireError>
+where
+    W::Text: Into<S>,
+{
     object(value, path)?;
     let completed_at = value.get("completed_at");
-    let completed = optional_timestamp(&completed_at, &path.key("completed_at"))?.is_some();
+    // Only its presence counts: checked like any timestamp, not parsed.
+    let completed = timestamp_text(&completed_at, &path.key("completed_at"))?.is_some();
     let metadata = value.get("metadata");
     let metadata_path = path.key("metadata");
     optional_object(&metadata, &metadata_path)?;
     Ok(Turn {
-        id: string(&value.get("id"), &path.key("id"))?,
+        id: text(&value.get("id"), &path.key("id"))?.into(),
         completed,
         started_at: timestamp(&value.get("started_at"), &path.key("started_at"))?,
         created_at: timestamp(&value.get("created_at"), &path.key("created_at"))?,
@@ -249,6 +271,19 @@ pub fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn>>, W
     }
     let len = array(value, path)?;
     elements(value, path, len, turn).map(Some)
+}
+
+/// A turn list, the ids as `S` (see [`turn_of`]).
+#[inline(never)] // one copy for the stateless functions and the store
+pub fn turns_of<W: Wire, S>(value: &W, path: &Path<'_>) -> Result<Option<Vec<Turn<S>>>, WireError>
+where
+    W::Text: Into<S>,
+{
+    if value.is_absent() {
+        return Ok(None);
+    }
+    let len = array(value, path)?;
+    elements(value, path, len, turn_of).map(Some)
 }
 
 /// The most elements an array's decoded vector is sized for up front (a longer array grows it):
@@ -379,7 +414,7 @@ fn optional_timestamp_text<W: Wire>(
     value: &W,
     path: &Path<'_>,
 ) -> Result<Option<String>, WireError> {
-    Ok(timestamp_text(value, path)?.map(Cow::into_owned))
+    Ok(timestamp_text(value, path)?.map(|t| t.as_ref().to_owned()))
 }
 
 /// A required message array.
@@ -439,10 +474,18 @@ pub fn scope<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<ScopeArg>, Wi
 
 /// A session (SPEC §1).
 pub fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError> {
+    session_of::<W, W::Text>(value, path).map(Session::into_owned)
+}
+
+/// A session, its ids as `S`: owned, or the input's own text (`W::Text`, no copy).
+pub fn session_of<W: Wire, S>(value: &W, path: &Path<'_>) -> Result<Session<S>, WireError>
+where
+    W::Text: Into<S>,
+{
     object(value, path)?;
     Ok(Session {
-        id: string(&value.get("id"), &path.key("id"))?,
-        task_id: optional_string(&value.get("task_id"), &path.key("task_id"))?,
+        id: text(&value.get("id"), &path.key("id"))?.into(),
+        task_id: optional_text(&value.get("task_id"), &path.key("task_id"))?.map(Into::into),
         state: session_state(&value.get("state"), &path.key("state"))?,
         is_primary: flag(&value.get("is_primary")),
         pending_action: pending_action(&value.get("pending_action"), &path.key("pending_action"))?,
@@ -458,6 +501,16 @@ pub fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<Session, WireError
 pub fn sessions<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Session>, WireError> {
     let len = array(value, path)?;
     elements(value, path, len, session)
+}
+
+/// A required session array, the ids as `S` (see [`session_of`]).
+#[inline(never)] // one copy for the stateless functions and the store
+pub fn sessions_of<W: Wire, S>(value: &W, path: &Path<'_>) -> Result<Vec<Session<S>>, WireError>
+where
+    W::Text: Into<S>,
+{
+    let len = array(value, path)?;
+    elements(value, path, len, session_of)
 }
 
 /// A status summary; `None` for `undefined`/`null`.

@@ -1,7 +1,5 @@
 //! [`Wire`] for `serde_json::Value`.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::{integral_u64, Kind, Wire};
@@ -18,7 +16,8 @@ impl<'a> Json<'a> {
     pub const ABSENT: Json<'static> = Json(None);
 }
 
-impl Wire for Json<'_> {
+impl<'a> Wire for Json<'a> {
+    type Text = &'a str;
     fn kind(&self) -> Kind {
         match self.0 {
             None => Kind::Undefined,
@@ -39,8 +38,8 @@ impl Wire for Json<'_> {
     fn at(&self, index: usize) -> Self {
         Json(self.0.and_then(Value::as_array).and_then(|a| a.get(index)))
     }
-    fn string(&self) -> Option<Cow<'_, str>> {
-        self.0.and_then(Value::as_str).map(Cow::Borrowed)
+    fn string(&self) -> Option<&'a str> {
+        self.0.and_then(Value::as_str)
     }
     fn number(&self) -> Option<f64> {
         self.0.and_then(Value::as_f64)

@@ -13,7 +13,6 @@ mod json;
 pub mod store_api;
 pub mod tape;
 
-use std::borrow::Cow;
 use std::fmt;
 
 pub use decode::*;
@@ -52,6 +51,9 @@ impl Kind {
 /// A read-only view of a JSON-like value.
 #[allow(clippy::len_without_is_empty)]
 pub trait Wire: Sized {
+    /// A string's text as the value holds it (`&str` borrowed from the input, outliving the
+    /// view: decoders can keep it without a copy).
+    type Text: AsRef<str> + Copy + Into<String>;
     fn kind(&self) -> Kind;
     /// The property `key` of an object; [`Kind::Undefined`] when absent or not an object.
     /// Keys are static so a binding can cache their JS strings.
@@ -60,7 +62,7 @@ pub trait Wire: Sized {
     fn len(&self) -> usize;
     /// The element `index` of an array; [`Kind::Undefined`] when out of range.
     fn at(&self, index: usize) -> Self;
-    fn string(&self) -> Option<Cow<'_, str>>;
+    fn string(&self) -> Option<Self::Text>;
     fn number(&self) -> Option<f64>;
     fn boolean(&self) -> Option<bool>;
     /// A non-negative integer that fits `u64` (exactly, where the source can say so).

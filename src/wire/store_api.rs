@@ -20,8 +20,9 @@ pub fn apply_session_list<W: Wire, P: Clone>(
     sessions: &W,
 ) -> Result<Reason, WireError> {
     let task_id = id(task_id, "taskId")?;
-    let sessions = decode::sessions(sessions, &Path::Root("sessions"))?;
-    store.apply_session_list(&task_id, &sessions)
+    // The ids are read in place: the store copies the ones it keeps.
+    let sessions = decode::sessions_of::<W, W::Text>(sessions, &Path::Root("sessions"))?;
+    store.apply_session_list(&task_id, sessions)
 }
 
 /// `applyTurnList(sessionId, turns)`.
@@ -185,7 +186,7 @@ pub fn settle_selection<W: Wire, P: Clone>(
     } else if !outcome.get("error").is_undefined() || decode::flag(&outcome.get("timedOut")) {
         SelectionLoad::Failed
     } else {
-        SelectionLoad::Loaded(decode::sessions(
+        SelectionLoad::Loaded(decode::sessions_of::<W, W::Text>(
             &outcome.get("sessions"),
             &path.key("sessions"),
         )?)

@@ -28,13 +28,49 @@
 //! `undefined` (only a bug of `js/read.js` could produce it; it then fails as a typed error of
 //! the decoder, never as a trap).
 
-use std::borrow::Cow;
 use std::cell::Cell;
 
 use super::{integral_u64, Kind, Wire};
 
 thread_local! {
     static MISSED: Cell<u32> = const { Cell::new(0) };
+    /// Tapes made so far: each [`Tape`] has its own number, which keys [`FOUND`].
+    static TAPES: Cell<u32> = const { Cell::new(0) };
+    /// Where keys were last found: a key's position in a shape, by tape, shape and key (the
+    /// decoders read one key of many objects of one shape; a hit is two compares instead of a
+    /// scan of the shape's key texts). Direct-mapped by the key's address.
+    static FOUND: [Cell<Found>; FOUND_SLOTS] = const { [const { Cell::new(Found::NONE) }; FOUND_SLOTS] };
+}
+
+/// Slots of [`FOUND`]: more than the keys one decoder reads; a prime, so the addresses of keys a
+/// few bytes apart take different slots.
+const FOUND_SLOTS: usize = 61;
+
+/// A key found at `index` of the shape at word `shape` of tape `tape`; the key by the address
+/// and length of its (static) text.
+#[derive(Clone, Copy)]
+struct Found {
+    tape: u32,
+    shape: usize,
+    key: usize,
+    len: usize,
+    index: usize,
+}
+
+impl Found {
+    /// Matches no lookup: no tape is numbered 0.
+    const NONE: Found = Found {
+        tape: 0,
+        shape: 0,
+        key: 0,
+        len: 0,
+        index: 0,
+    };
+
+    /// The slot of the key at address `key`.
+    fn slot(key: usize) -> usize {
+        key % FOUND_SLOTS
+    }
 }
 
 /// How many reads of a key were not in the object's shape since the last call (reads of a
@@ -100,6 +136,8 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 pub struct Tape<'a> {
     words: &'a [u32],
     bytes: &'a [u8],
+    /// This tape's number (from 1), for [`FOUND`].
+    number: u32,
 }
 
 impl<'a> Tape<'a> {
@@ -108,9 +146,18 @@ impl<'a> Tape<'a> {
     pub fn new(words: &'a [u32], bytes: &'a [u8]) -> Option<Tape<'a>> {
         let used = |i: usize| words.get(i).and_then(|&n| usize::try_from(n).ok());
         let (w, b) = (used(0)?, used(1)?);
+        let words = words.get(..w)?;
+        let bytes = bytes.get(..b)?;
+        // Wrapping past 2^32 tapes could meet an old entry only if its tape were still read.
+        let number = TAPES.with(|n| {
+            let next = n.get().wrapping_add(1).max(1);
+            n.set(next);
+            next
+        });
         Some(Tape {
-            words: words.get(..w)?,
-            bytes: bytes.get(..b)?,
+            words,
+            bytes,
+            number,
         })
     }
 
@@ -186,9 +233,20 @@ impl<'a> Value<'a> {
         usize::try_from(self.block(1)?).ok()
     }
 
-    fn find(self, key: &str) -> Option<u32> {
+    fn find(self, key: &'static str) -> Option<u32> {
         let (cells, shape) = self.fields()?;
         let tape = self.tape;
+        // The same key in another object of this shape on this tape: the same position.
+        let address = key.as_ptr() as usize;
+        let slot = Found::slot(address);
+        let found = FOUND.with(|f| f.get(slot).map(Cell::get))?;
+        if found.tape == tape.number
+            && found.shape == shape
+            && found.key == address
+            && found.len == key.len()
+        {
+            return tape.word(cells.checked_add(found.index)?);
+        }
         let key = key.as_bytes();
         let n = usize::try_from(tape.word(shape)?).ok()?;
         let mut at = shape.checked_add(1)?;
@@ -197,6 +255,14 @@ impl<'a> Value<'a> {
             // Keys of one length mostly differ in their first byte (`started_at`, `created_at`,
             // `updated_at`): that settles them without a call of wasm's bytewise `memcmp`.
             if name.first() == key.first() && name == key {
+                let found = Found {
+                    tape: tape.number,
+                    shape,
+                    key: address,
+                    len: key.len(),
+                    index: i,
+                };
+                FOUND.with(|f| f.get(slot).map(|s| s.set(found)));
                 return tape.word(cells.checked_add(i)?);
             }
             at = at.checked_add(2)?;
@@ -208,7 +274,8 @@ impl<'a> Value<'a> {
     }
 }
 
-impl Wire for Value<'_> {
+impl<'a> Wire for Value<'a> {
+    type Text = &'a str;
     #[inline(never)]
     fn kind(&self) -> Kind {
         match self.tag() {
@@ -247,12 +314,12 @@ impl Wire for Value<'_> {
     }
 
     #[inline(never)]
-    fn string(&self) -> Option<Cow<'_, str>> {
+    fn string(&self) -> Option<&'a str> {
         if self.tag() != tag::STRING {
             return None;
         }
         let bytes = self.tape.text(self.block(0)?, self.block(1)?)?;
-        std::str::from_utf8(bytes).ok().map(Cow::Borrowed)
+        std::str::from_utf8(bytes).ok()
     }
 
     #[inline(never)]
@@ -305,6 +372,9 @@ pub struct Writer {
     pub bytes: Vec<u8>,
     /// The kept objects, by their index in `KEPT` cells.
     pub kept: Vec<serde_json::Value>,
+    /// The shapes written, by their keys: objects with the same keys share one, as the objects
+    /// of one schema node share one on the tapes of `js/read.js`.
+    pub shapes: std::collections::HashMap<Vec<String>, usize>,
 }
 
 impl Writer {
@@ -318,8 +388,7 @@ impl Writer {
     pub fn args(args: &[Option<&serde_json::Value>]) -> Writer {
         let mut w = Writer {
             words: vec![0, 0],
-            bytes: Vec::new(),
-            kept: Vec::new(),
+            ..Writer::default()
         };
         let root = w.block(args.len().saturating_add(1));
         w.set(root, len_word(args.len()));
@@ -398,14 +467,22 @@ impl Writer {
                 Self::cell(at, tag::ARRAY)
             }
             J::Object(map) => {
-                let shape = self.block(map.len().saturating_mul(2).saturating_add(1));
-                self.set(shape, len_word(map.len()));
-                for (i, key) in map.keys().enumerate() {
-                    let (offset, length) = self.text(key);
-                    let at = shape.saturating_add(1).saturating_add(i.saturating_mul(2));
-                    self.set(at, offset);
-                    self.set(at.saturating_add(1), length);
-                }
+                let keys: Vec<String> = map.keys().cloned().collect();
+                let shape = match self.shapes.get(&keys) {
+                    Some(&shape) => shape,
+                    None => {
+                        let shape = self.block(map.len().saturating_mul(2).saturating_add(1));
+                        self.set(shape, len_word(map.len()));
+                        for (i, key) in map.keys().enumerate() {
+                            let (offset, length) = self.text(key);
+                            let at = shape.saturating_add(1).saturating_add(i.saturating_mul(2));
+                            self.set(at, offset);
+                            self.set(at.saturating_add(1), length);
+                        }
+                        self.shapes.insert(keys, shape);
+                        shape
+                    }
+                };
                 let first: usize = if keep { 2 } else { 1 };
                 let at = self.block(map.len().saturating_add(first));
                 self.set(at, len_word(shape));
@@ -523,6 +600,27 @@ mod tests {
         let big = Tape::new(&words, &[]).expect("header").arg(0);
         assert_eq!(big.unsigned(), Some(u64::MAX));
         assert_eq!((big.kind(), big.number()), (Kind::Other, None));
+    }
+
+    #[test]
+    fn a_remembered_key_position_holds_for_its_tape_and_shape_only() {
+        // Objects of one shape share it (as on js/read.js's tapes); "b" is at 1 in the first
+        // shape and at 0 in the second, read alternately.
+        let rows = json!([{"a": 1, "b": 2}, {"b": 3, "c": 4}, {"a": 5, "b": 6}, {"b": 7, "c": 8}]);
+        let w = Writer::tape(&[&rows]);
+        let t = w.read().expect("header");
+        let b: Vec<_> = (0..4).map(|i| t.arg(0).at(i).get("b").unsigned()).collect();
+        assert_eq!(b, [Some(2), Some(3), Some(6), Some(7)]);
+        assert_eq!(t.arg(0).at(1).get("a").unsigned(), None);
+        // Another tape with its shape at the same word, "b" elsewhere in it: not the first
+        // tape's position.
+        let first = Writer::tape(&[&json!({"a": 1, "b": 2})]);
+        let second = Writer::tape(&[&json!({"b": 3, "c": 4})]);
+        assert_eq!(first.words.len(), second.words.len());
+        let (one, two) = (first.read().expect("one"), second.read().expect("two"));
+        assert_eq!(one.arg(0).get("b").unsigned(), Some(2));
+        assert_eq!(two.arg(0).get("b").unsigned(), Some(3));
+        assert_eq!(one.arg(0).get("b").unsigned(), Some(2));
     }
 
     #[test]
