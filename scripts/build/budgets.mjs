@@ -38,11 +38,17 @@
 // row natively, +2.2 KB raw / +1.1 KB gzip. Default wasm 241,031 / 95,923, node.js 322,473 /
 // 130,463, MVP 239,920 / 96,462, fallback 528,810 / 147,238; the budgets raised to about 1,000 B
 // above.
+// 2026-12-01 (issue 12, size): wasm-opt -O2 with no single-caller inlining (`-ocimfs 0`) instead
+// of -Oz for the default and MVP wasm: what is downloaded shrinks, the module grows. Default wasm
+// 253,896 / 92,700 / 73,633 (gzip -3,223 B, brotli -2,337 B, raw +12,865 B), node.js 339,625 /
+// 129,365, MVP 251,397 / 92,523, fallback (wasm2js of the MVP wasm) 528,748 / 148,292 (gzip
+// +1,054 B). Per event in Node no change within the machine's noise that day (store 4-8 µs in
+// both builds, interleaved). Raw budgets raised and gzip budgets lowered to about 1,000 B above.
 export const BUDGETS = {
-  'default wasm': { raw: 242_000, gzip: 96_500 },
+  'default wasm': { raw: 255_000, gzip: 93_500 },
   'default glue (task_projection.js)': { raw: 43_000, gzip: 8_500 },
-  'node entry (node.js, wasm embedded)': { raw: 323_500, gzip: 131_500 },
-  'MVP wasm': { raw: 241_000, gzip: 97_500 },
-  'fallback (wasm2js, minified)': { raw: 530_000, gzip: 148_000 },
+  'node entry (node.js, wasm embedded)': { raw: 340_500, gzip: 130_500 },
+  'MVP wasm': { raw: 252_500, gzip: 93_500 },
+  'fallback (wasm2js, minified)': { raw: 530_000, gzip: 149_500 },
   'fallback glue': { raw: 60_000, gzip: 9_500 },
 };
