@@ -92,13 +92,17 @@ impl<P: Clone> ProjectionStore<P> {
         // A task known at the click and gone now was deleted: its late list is not applied. A task
         // the store did not know yet is described by the list.
         let present = self.tasks.contains_key(&*selection.task_id) || selection.at_start.is_none();
-        // The rows are handed to the store; the guards below read its merged list instead.
-        let load = match load {
-            SelectionLoad::Loaded(sessions) if present => {
-                self.apply_session_list(&selection.task_id, sessions)?;
-                SelectionLoad::Loaded(Vec::new())
+        // A loaded list's rows are handed to the store (`None`): the guards below read its merged
+        // list instead.
+        let unloaded = match load {
+            SelectionLoad::Loaded(sessions) => {
+                if present {
+                    self.apply_session_list(&selection.task_id, sessions)?;
+                }
+                None
             }
-            load => load,
+            SelectionLoad::Failed => Some(Load::Failed),
+            SelectionLoad::Aborted => Some(Load::Aborted),
         };
         let task = self.tasks.get(&*selection.task_id);
         let now = task.map(|t| self.mark(t));
@@ -110,11 +114,7 @@ impl<P: Clone> ProjectionStore<P> {
             task_id: Some(&selection.task_id),
             superseded: false,
             active_task_changed: selection.active_task_changed,
-            load: match &load {
-                SelectionLoad::Loaded(_) => Load::Loaded(&listed),
-                SelectionLoad::Failed => Load::Failed,
-                SelectionLoad::Aborted => Load::Aborted,
-            },
+            load: unloaded.unwrap_or(Load::Loaded(&listed)),
             preferred: self.eligible_preferred(&selection.task_id, selection.preferred.as_deref()),
         });
         Ok((Self::navigation(outcome), Reason::Settle(why)))
