@@ -1,18 +1,22 @@
-// Chromium side of the benchmark: the package's `default` entry (/pkg/index.js, whose
-// init() fetches the .wasm), one part per page load (a fresh wasm instance per part). The result
+// Chromium side of the benchmark: the package's `default` entries (/pkg/index.js, the store, and
+// /pkg/rules/index.js, the stateless rules for the stateless pass; each init() fetches its .wasm),
+// one part per page load (fresh wasm instances per part). The result
 // lands in window.__bench for bench/run.mjs. Served with COOP/COEP so the page is
 // cross-origin isolated and performance.now() has its fine (5 µs) resolution.
-import init, * as tp from '/pkg/index.js';
+import init, * as store from '/pkg/index.js';
+import initRules, * as rules from '/pkg/rules/index.js';
 import { SIZES, eventBench, ingestBench, memoryBench, queryBench } from './store.bench.mjs';
 
 const params = new URLSearchParams(location.search);
 const part = params.get('part') ?? 'events';
 const options = JSON.parse(params.get('options') ?? '{}');
 const now = () => performance.now();
+const tp = { ...store, ...rules };
 const snapshotText = async () => (await fetch('/target/bench-data/snapshot.json')).text();
 
 try {
   const wasm = await init();
+  await initRules();
   let result;
   switch (part) {
     case 'events':

@@ -6,9 +6,13 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { SIZES, eventBench, ingestBench, inputPathsBench, memoryBench, queryBench, scaleBench, subscriberBench } from './store.bench.mjs';
-// TP_MODULE: another build's entry to compare (a module with the same exports and default init).
-const tp = await import(process.env.TP_MODULE ?? 'task-projection');
-const init = tp.default;
+// TP_MODULE / TP_RULES_MODULE: another build's store / rules entry to compare (a module with the
+// same exports and default init).
+const store = await import(process.env.TP_MODULE ?? 'task-projection');
+const rules = await import(process.env.TP_RULES_MODULE ?? 'task-projection/rules');
+const tp = { ...store, ...rules };
+const init = store.default;
+await rules.default();
 
 const [part = 'events', raw = '{}'] = process.argv.slice(2);
 const options = JSON.parse(raw);

@@ -78,15 +78,20 @@ if (!args.has('--skip-node')) {
   };
   if (!args.has('--skip-scale')) results.node.scale = node('scale');
   if (args.has('--profile')) {
-    // The same wasm as pkg/ before wasm-opt, which keeps the function names for the profile.
+    // The store's wasm as cargo builds it for pkg/, before wasm-opt (which would drop the function
+    // names the profile shows), with pkg/'s own JS around it.
+    const { buildRawWasm } = await import('../scripts/build/wasm.mjs');
+    const { MODULES } = await import('../scripts/build/common.mjs');
+    const raw = buildRawWasm({ libName: 'task_projection', module: MODULES[0], targetDir: path.join(root, 'target') });
     const named = path.join(dataDir, 'pkg-named');
     fs.rmSync(named, { recursive: true, force: true });
-    run('profile-bindgen', 'wasm-bindgen', ['--target', 'web', '--out-dir', named, '--out-name', 'task_projection',
-      path.join(root, 'target', 'wasm32-unknown-unknown', 'release', 'task_projection.wasm')]);
+    run('profile-bindgen', 'wasm-bindgen', ['--target', 'web', '--out-dir', named, '--out-name', 'task_projection', raw]);
+    for (const file of MODULES[0].js) fs.copyFileSync(path.join(root, 'pkg', file), path.join(named, file));
     fs.writeFileSync(path.join(named, 'node.js'), [
       "import fs from 'node:fs';",
       "import { initSync } from './task_projection.js';",
-      "export * from './task_projection.js';",
+      "export { ProjectionStore } from './store.js';",
+      "export { boundedLoad } from './load.js';",
       "const wasm = initSync({ module: fs.readFileSync(new URL('./task_projection_bg.wasm', import.meta.url)) });",
       'export default async function init() { return wasm; }',
       '',

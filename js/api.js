@@ -1,10 +1,10 @@
-// The package's stateless functions: each reads its arguments once onto the tape (./read.js),
-// calls the wasm export, which takes them from there, and hands back the caller's own objects
-// where the answer is one of them (the export returns their indices). `boundedLoad` is plain JS:
-// it runs no engine rule, only waits.
+// The stateless rule functions (`task-projection/rules`): each reads its arguments once onto the
+// tape (./read.js), calls the wasm export of the rules module, which takes them from there, and
+// hands back the caller's own objects where the answer is one of them (the export returns their
+// indices).
 import * as raw from './task_projection.js';
 import {
-  tape, taskProjectionError, typeName, LEAF, TURN, TURNS, MESSAGE, MESSAGES, SESSIONS, SCOPE, REVISION,
+  tape, LEAF, TURN, TURNS, MESSAGE, MESSAGES, SESSIONS, SCOPE, REVISION,
   PROJECTION, TASK, SUMMARY, SESSION_INPUT, RESOLVE_INPUT, SELECTION_INPUT, FETCHED_INPUT,
 } from './read.js';
 
@@ -116,53 +116,4 @@ export function normalizeStartPolicy(value) {
 
 export function normalizeEndPolicy(value) {
   return one(raw.normalizeEndPolicy, value, LEAF, 'value');
-}
-
-/** The longest timer a platform keeps (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2147483647;
-
-/**
- * `boundedLoad(load, timeoutMs)`: waits for a session-list load at most `timeoutMs` and resolves
- * (never rejects) to the `settleSelection` outcome: `{ sessions }`, `{ error }` (the load
- * rejected, threw, or is not a promise) or `{ error: "timeout", timedOut: true }`. NaN or a
- * timeout ≤ 0 times out at once; one beyond a timer's range, or Infinity, waits for the load.
- */
-export function boundedLoad(load, timeoutMs) {
-  return new Promise((resolve) => {
-    let done = false;
-    let timer;
-    const finish = (outcome) => {
-      if (done) return;
-      done = true;
-      if (timer !== undefined) clearTimeout(timer);
-      resolve(outcome);
-    };
-    if (typeof timeoutMs !== 'number' && timeoutMs !== undefined) {
-      finish({ error: taskProjectionError('invalid_type', 'timeoutMs', `timeoutMs: expected a number, got ${typeof timeoutMs}`) });
-      return;
-    }
-    let then;
-    try {
-      if (load !== null && (typeof load === 'object' || typeof load === 'function')) then = load.then;
-    } catch (error) {
-      finish({ error });
-      return;
-    }
-    if (typeof then !== 'function') {
-      finish({ error: taskProjectionError('invalid_type', 'load', `load: expected a promise, got ${typeName(load)}`) });
-      return;
-    }
-    const ms = timeoutMs === undefined || timeoutMs !== timeoutMs || timeoutMs <= 0 ? 0 : timeoutMs;
-    if (ms < MAX_TIMER_MS) timer = setTimeout(() => finish({ error: 'timeout', timedOut: true }), Math.ceil(ms));
-    try {
-      then.call(
-        load,
-        (sessions) => finish({ sessions }),
-        // A rejection without a reason still reads as a failed load.
-        (error) => finish({ error: error === undefined ? null : error }),
-      );
-    } catch (error) {
-      finish({ error });
-    }
-  });
 }

@@ -1,4 +1,5 @@
 import type * as TaskProjection from './task_projection.js';
+import type * as TaskProjectionRules from './rules/task_projection.js';
 
 /** Which build answered: the default wasm, the WebAssembly 1.0 (MVP) wasm, or pure JavaScript. */
 export type Backend = 'wasm' | 'mvp' | 'js';
@@ -14,7 +15,7 @@ export interface LoadOptions {
   mvpWasm?: TaskProjection.InitInput | Promise<TaskProjection.InitInput>;
 }
 
-/** The package's API (the same names as `import * as tp from "task-projection"`), initialized. */
+/** The store's API (the same names as `import * as tp from "task-projection"`), initialized. */
 export type LoadedTaskProjection = Readonly<typeof TaskProjection> & {
   readonly backend: Backend;
   /** The backends tried before this one, with why they failed. */
@@ -32,3 +33,20 @@ export type LoadedTaskProjection = Readonly<typeof TaskProjection> & {
  * console.log(tp.backend); // "wasm"
  */
 export function loadTaskProjection(options?: LoadOptions): Promise<LoadedTaskProjection>;
+
+/** The stateless rules' API (the same names as `import * as rules from "task-projection/rules"`), initialized. */
+export type LoadedTaskProjectionRules = Readonly<typeof TaskProjectionRules> & {
+  readonly backend: Backend;
+  /** The backends tried before this one, with why they failed. */
+  readonly failures: readonly { backend: Backend; error: unknown }[];
+};
+
+/**
+ * `loadTaskProjection` for the stateless rule functions (`task-projection/rules`, their own wasm):
+ * the same order of backends and the same options (`wasm` / `mvpWasm` are then the rules' `.wasm`
+ * files).
+ * @example
+ * const rules = await loadTaskProjectionRules();
+ * rules.normalizeStartPolicy(" new "); // "new"
+ */
+export function loadTaskProjectionRules(options?: LoadOptions): Promise<LoadedTaskProjectionRules>;

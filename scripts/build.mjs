@@ -1,48 +1,57 @@
 #!/usr/bin/env node
 // Builds the npm package `task-projection` into pkg/ (generated; never edit pkg/ by hand).
 //
-//   node scripts/build.mjs          release build + wasm-opt -Oz
+//   node scripts/build.mjs          release build + wasm-opt -O2 -ocimfs 0
 //   node scripts/build.mjs --dev    release build, no wasm-opt on the default wasm (faster, larger;
 //                                   its size budget is not checked)
 //
+// The package has two modules (common.mjs, MODULES), each one export set of the crate (a Cargo
+// feature) in its own wasm: the store (`task-projection`, pkg/) and the stateless rule functions
+// (`task-projection/rules`, pkg/rules/). Steps 1-4 run for each module, into its directory.
 // Steps (each in scripts/build/, run in this order by the driver below):
-//   1. cargo (stable, wasm32) -> wasm-bindgen --target web -> wasm-opt -Oz (npm binaryen, never
-//      the Debian one) = the default wasm (pkg/task_projection_bg.wasm + pkg/task_projection.js).
-//      [wasm.mjs]
-//   2. pkg/node.js: the server/edge entry (wasm embedded as base64, initSync at import).
-//      [package.mjs, from static/node.js]
+//   1. cargo (pinned nightly, wasm32, std rebuilt with -Cpanic=immediate-abort and a lower inline
+//      threshold, target/web) -> wasm-bindgen --target web -> wasm-opt -O2 -ocimfs 0 (npm
+//      binaryen, never the Debian one) = the default wasm (<dir>/task_projection_bg.wasm +
+//      <dir>/task_projection.js). [wasm.mjs]
+//   2. <dir>/node.js: the server/edge entry (wasm embedded as base64, initSync at import).
+//      [package.mjs, from static/[rules/]node.js]
 //   3. The MVP build for old WebViews (Safari/iOS < 15.1, old Android WebViews: no reference-types,
-//      no multi-value): nightly + rust-src, -Zbuild-std=std,panic_abort, -C target-cpu=mvp, in its
-//      own target dir (target/mvp, so the stable builds stay valid) -> wasm-bindgen --target web ->
-//      wasm-opt -Oz --mvp-features -> gate: `wasm-tools validate --features mvp`.
-//      -> pkg/mvp/ (the `./mvp` export; see MVP_DECISION in wasm.mjs for why it is not the default).
-//      [wasm.mjs]
+//      no multi-value): the same with -C target-cpu=mvp, in its own target dir (target/mvp) ->
+//      wasm-bindgen --target web -> wasm-opt --mvp-features -> gate: `wasm-tools validate
+//      --features mvp`. -> <dir>/mvp/ (the `./mvp` and `./rules/mvp` exports; see MVP_DECISION in
+//      wasm.mjs for why it is not the default). [wasm.mjs]
 //   4. The pure-JS fallback (no WebAssembly at all): binaryen's wasm2js on the MVP wasm, minified
 //      by esbuild, driven by the MVP build's own wasm-bindgen glue with three fixes (no bare
 //      imports, memory views refreshed after growth, 64-bit integers split into 32-bit halves)
-//      -> pkg/fallback/ (the `./fallback` export). [fallback.mjs, wasm-signatures.mjs]
-//   5. The loader (`task-projection/loader`: loadTaskProjection() tries wasm, then the MVP wasm,
-//      then the JS fallback), index.js, store.js copies, react helper, package.json, README.
+//      -> <dir>/fallback/ (`./fallback`, `./rules/fallback`). [fallback.mjs, wasm-signatures.mjs]
+//   5. The loader (`task-projection/loader`: loadTaskProjection() / loadTaskProjectionRules() try
+//      wasm, then the MVP wasm, then the JS fallback), index.js, each module's JS beside each of its
+//      glue copies, react helper, package.json, README.
 //      [package.mjs; the static entries are files in static/, copied byte for byte]
-//   6. Smoke checks: node.js instantiates; the fallback runs with WebAssembly deleted. [smoke.mjs]
+//   6. Smoke checks, per module: node.js instantiates; the fallback runs with WebAssembly deleted;
+//      the MVP entry takes the MVP bytes. [smoke.mjs]
 //   7. Links pkg/ as `task-projection` for the in-repo consumers (tests/js, tests/types).
 //      [package.mjs]
 //   8. Sizes (raw, gzip, brotli) of every artifact; the build FAILS when one exceeds its budget.
 //      [sizes.mjs; the budgets and their history: budgets.mjs]
 // Shared paths, flags and helpers (run, log, fail, timed): common.mjs.
-import { preflight, fail, log, timings } from './build/common.mjs';
+import { MODULES, preflight, fail, log, timings } from './build/common.mjs';
 import { buildFallback } from './build/fallback.mjs';
 import { assemblePackage, linkConsumers, writeNodeEntry } from './build/package.mjs';
 import { BUDGETS_AT, reportSizes } from './build/sizes.mjs';
 import { smokeChecks } from './build/smoke.mjs';
-import { buildDefaultWasm, buildMvpWasm } from './build/wasm.mjs';
+import { buildDefaultWasm, buildMvpWasm, cargoTargetDir, cleanPackage } from './build/wasm.mjs';
 
 const started = Date.now();
 const crate = preflight();
-const { targetDir, wasmBytes } = buildDefaultWasm(crate.libName); // 1
-writeNodeEntry(wasmBytes); // 2
-const mvp = buildMvpWasm({ libName: crate.libName, targetDir }); // 3
-buildFallback(mvp); // 4
+const targetDir = cargoTargetDir();
+cleanPackage();
+for (const module of MODULES) {
+  const wasmBytes = buildDefaultWasm({ libName: crate.libName, module, targetDir }); // 1
+  writeNodeEntry(module, wasmBytes); // 2
+  const mvp = buildMvpWasm({ libName: crate.libName, module, targetDir }); // 3
+  buildFallback(module, mvp); // 4
+}
 assemblePackage(crate); // 5
 smokeChecks(); // 6
 linkConsumers(); // 7

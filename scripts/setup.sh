@@ -6,7 +6,7 @@
 #   - Debian chromium + chromium-driver              (apt-get; for the browser test suites)
 #   - npm devDependencies (binaryen, playwright-core, typescript)  (npm ci)
 #   - Debian postgresql                              (apt-get; the server suite's throwaway cluster)
-#   - nightly + rust-src, wasm-tools                 (rustup, cargo install; the MVP build and its gate)
+#   - nightly + rust-src, wasm-tools                 (rustup, cargo install; every package wasm build, the MVP gate)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -107,10 +107,11 @@ else
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql
 fi
 
-# 6. MVP build for old WebViews (scripts/build.mjs): nightly + rust-src for -Zbuild-std, and
+# 6. The package's wasm builds (scripts/build.mjs: every module, default and MVP): nightly + rust-src
+# for -Zbuild-std and -Cpanic=immediate-abort, and
 # wasm-tools for the `validate --features mvp` gate. Nightly's own wasm32 std is not needed
 # (build-std compiles std from rust-src).
-# Pinned: -Zbuild-std is unstable (keep in step with NIGHTLY in scripts/build/wasm.mjs).
+# Pinned: both flags are unstable (keep in step with NIGHTLY in scripts/build/wasm.mjs).
 NIGHTLY=nightly-2026-05-19
 if rustup toolchain list | grep -q "^$NIGHTLY"; then
   say "skip   rustup toolchain $NIGHTLY (installed)"

@@ -65,11 +65,15 @@ T0="$(now)"
 stage setup bash scripts/setup.sh || { echo "setup failed: nothing else can run" >&2; SETUP_FAILED=1; }
 
 if [ -z "${SETUP_FAILED:-}" ]; then
-  # Lints, natively with every feature and for the wasm binding (wasm32-only code); the crate
-  # denies unwrap/expect/indexing/overflow lints outside tests.
+  # Lints, natively with every feature and for the wasm binding (wasm32-only code: both modules,
+  # then each alone, as the package builds them); the crate denies unwrap/expect/indexing/overflow
+  # lints outside tests.
   stage clippy bash -c 'set -e
     cargo clippy --all-targets --all-features -- -D warnings
-    cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings' || true
+    cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+    for exports in store-exports rules-exports; do
+      cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features "$exports" -- -D warnings
+    done' || true
 
   stage cargo-native cargo test --no-fail-fast || true
 

@@ -7,8 +7,18 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const pkgDir = path.join(root, 'pkg');
-export const mvpDir = path.join(pkgDir, 'mvp');
-export const fallbackDir = path.join(pkgDir, 'fallback');
+/**
+ * The package's two modules, each one export set of the crate (a Cargo feature) built into its own
+ * wasm, with the JS that wraps it (js/<name>, copied beside each of its glue copies: the module's
+ * directory and its mvp/ and fallback/ subdirectories):
+ * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad;
+ * - `rules`: `task-projection/rules` (pkg/rules/): the stateless rule functions.
+ * `static` is the module's folder of static entries in static/ (index.js, node.js, mvp/, fallback/).
+ */
+export const MODULES = [
+  { name: 'store', feature: 'store-exports', dir: pkgDir, static: '', js: ['read.js', 'store.js', 'load.js'] },
+  { name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), static: 'rules', js: ['read.js', 'api.js'] },
+];
 /** The static entries (scripts/build/static/) copied into pkg/ by the package step. */
 export const staticDir = path.join(root, 'scripts', 'build', 'static');
 export const dev = process.argv.includes('--dev');

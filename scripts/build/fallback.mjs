@@ -3,15 +3,16 @@
 // (no bare imports, memory views refreshed after growth, 64-bit integers split into 32-bit halves).
 import fs from 'node:fs';
 import path from 'node:path';
-import { OUT_NAME, esbuild, fail, fallbackDir, rel, run, timed, wasm2js } from './common.mjs';
+import { OUT_NAME, esbuild, fail, rel, run, timed, wasm2js } from './common.mjs';
 import { wasmSignatures } from './wasm-signatures.mjs';
 
 // --- 4. the pure-JS fallback (wasm2js of the MVP wasm) ----------------------------------------------
-/** Writes pkg/fallback/task_projection_wasm2js.js and pkg/fallback/task_projection.js. */
-export function buildFallback({ mvpStage, mvpWasmStage, mvpWasmBytes, mvpGlue }) {
+/** Writes `module.dir`/fallback/task_projection_wasm2js.js and its task_projection.js. */
+export function buildFallback(module, { mvpStage, mvpWasmStage, mvpWasmBytes, mvpGlue }) {
+  const fallbackDir = path.join(module.dir, 'fallback');
   fs.mkdirSync(fallbackDir, { recursive: true });
   const w2jRaw = path.join(mvpStage, `${OUT_NAME}.wasm2js.js`);
-  timed('wasm2js', () => run(wasm2js, [rel(mvpWasmStage), '-Oz', '-o', rel(w2jRaw)]));
+  timed(`wasm2js (${module.name})`, () => run(wasm2js, [rel(mvpWasmStage), '-Oz', '-o', rel(w2jRaw)]));
   let w2j = fs.readFileSync(w2jRaw, 'utf8');
   // (a) No bare imports: wasm2js writes `import * as X from '<module>'` for every import module and
   // instantiates at top level. Turn the module into a factory that takes the imports object (the
@@ -27,7 +28,7 @@ export function buildFallback({ mvpStage, mvpWasmStage, mvpWasmBytes, mvpGlue })
   w2j = wasm2jsModule(w2j.slice(0, instStart));
   const w2jPath = path.join(fallbackDir, `${OUT_NAME}_wasm2js.js`);
   fs.writeFileSync(w2jPath, w2j);
-  timed('esbuild --minify', () => run(esbuild, [rel(w2jPath), '--minify', '--format=esm', '--target=es2017', '--log-level=warning', `--outfile=${rel(w2jPath)}`, '--allow-overwrite']));
+  timed(`esbuild --minify (${module.name})`, () => run(esbuild, [rel(w2jPath), '--minify', '--format=esm', '--target=es2017', '--log-level=warning', `--outfile=${rel(w2jPath)}`, '--allow-overwrite']));
 
   // (b) The glue: the MVP build's own wasm-bindgen glue (same run, so import names and the wasm's
   // ABI match), with the instantiation replaced: no WebAssembly, no fetch, no new URL(...).

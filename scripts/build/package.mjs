@@ -7,7 +7,7 @@
 // package.json is data (version, files), so it stays code below.
 import fs from 'node:fs';
 import path from 'node:path';
-import { OUT_NAME, fail, fallbackDir, log, mvpDir, pkgDir, root, staticDir } from './common.mjs';
+import { MODULES, OUT_NAME, fail, log, pkgDir, root, staticDir } from './common.mjs';
 
 /** scripts/build/static/<name> -> pkg/<name>, with `replace` applied (placeholder -> value). */
 function copyStatic(name, replace = (text) => text) {
@@ -15,37 +15,43 @@ function copyStatic(name, replace = (text) => text) {
 }
 
 // --- 2. pkg/node.js: the server/edge entry -----------------------------------------------------
-/** The entry that embeds the default wasm (base64) and instantiates it synchronously at import. */
-export function writeNodeEntry(wasmBytes) {
+/**
+ * `module`'s node.js: the entry that embeds its default wasm (base64) and instantiates it
+ * synchronously at import.
+ */
+export function writeNodeEntry(module, wasmBytes) {
   const placeholder = '@WASM_BASE64@';
-  copyStatic('node.js', (text) => {
-    if (text.split(placeholder).length !== 2) fail(`scripts/build/static/node.js: expected one ${placeholder}`);
+  const name = path.posix.join(module.static, 'node.js');
+  copyStatic(name, (text) => {
+    if (text.split(placeholder).length !== 2) fail(`scripts/build/static/${name}: expected one ${placeholder}`);
     return text.replace(placeholder, () => wasmBytes.toString('base64'));
   });
 }
 
 // --- 5. entries, the store, helpers, package.json ----------------------------------------------
 export function assemblePackage({ version, description, license, repository }) {
-  const storeJs = fs.readFileSync(path.join(root, 'js', 'store.js'), 'utf8');
-  if (!storeJs.includes(`from './${OUT_NAME}.js'`)) fail(`js/store.js no longer imports './${OUT_NAME}.js': update the build`);
-  // The boundary (js/read.js) and the stateless wrappers (js/api.js), beside every glue copy.
-  const boundaryJs = ['read.js', 'api.js'].map((name) => [name, fs.readFileSync(path.join(root, 'js', name), 'utf8')]);
-  const writeBoundary = (dir) => { for (const [name, text] of boundaryJs) fs.writeFileSync(path.join(dir, name), text); };
-  const files = [`${OUT_NAME}_bg.wasm`, `${OUT_NAME}.js`, `${OUT_NAME}.d.ts`, `${OUT_NAME}_bg.wasm.d.ts`, 'node.js'];
-  // index.js: the browser/bundler entry of each glue directory (`init()` once, then the API).
-  copyStatic('index.js');
-  fs.writeFileSync(path.join(pkgDir, 'store.js'), storeJs);
-  writeBoundary(pkgDir);
-  files.push('index.js', 'store.js', 'read.js', 'api.js');
-  // The MVP and fallback directories hold their own glue, so the same store.js (which imports
-  // './task_projection.js') extends their ProjectionStore: a verbatim copy, no rewrite needed.
-  copyStatic('mvp/index.js');
-  fs.writeFileSync(path.join(mvpDir, 'store.js'), storeJs);
-  writeBoundary(mvpDir);
-  copyStatic('fallback/index.js');
-  fs.writeFileSync(path.join(fallbackDir, 'store.js'), storeJs);
-  writeBoundary(fallbackDir);
-  files.push('mvp/', 'fallback/');
+  const files = [];
+  for (const module of MODULES) {
+    // Each module's JS (js/<name>: the boundary read.js and the module's wrappers, which import
+    // './task_projection.js') beside every copy of its glue: a verbatim copy, no rewrite needed.
+    const js = module.js.map((name) => {
+      const text = fs.readFileSync(path.join(root, 'js', name), 'utf8');
+      if (/from '\.\/task_projection_\w+\.js'|from '\.\.\//.test(text)) fail(`js/${name}: imports outside its module's directory`);
+      return [name, text];
+    });
+    for (const sub of ['', 'mvp', 'fallback']) {
+      const dir = path.join(module.dir, sub);
+      // index.js: the browser/bundler entry of each glue directory (`init()` once, then the API).
+      copyStatic(path.posix.join(module.static, sub, 'index.js'));
+      for (const [name, text] of js) fs.writeFileSync(path.join(dir, name), text);
+    }
+    const at = (name) => path.posix.join(module.static, name);
+    files.push(
+      ...[`${OUT_NAME}_bg.wasm`, `${OUT_NAME}.js`, `${OUT_NAME}.d.ts`, `${OUT_NAME}_bg.wasm.d.ts`, 'node.js', 'index.js', ...module.js].map(at),
+      at('mvp/'),
+      at('fallback/'),
+    );
+  }
 
   // The loader: js/loader.js (hand-written core) + one static entry per condition. Import
   // specifiers stay static strings so bundlers split each backend into its own chunk, fetched only
@@ -74,6 +80,7 @@ export function assemblePackage({ version, description, license, repository }) {
     }
   }
   const types = `./${OUT_NAME}.d.ts`;
+  const rulesTypes = `./rules/${OUT_NAME}.d.ts`;
   const pkgJson = {
     name: 'task-projection',
     version,
@@ -93,6 +100,14 @@ export function assemblePackage({ version, description, license, repository }) {
       './loader': { types: './loader.d.ts', node: './loader.node.js', 'edge-light': './loader.node.js', default: './loader.js' },
       './mvp': { types, default: './mvp/index.js' },
       './fallback': { types, default: './fallback/index.js' },
+      './rules': {
+        types: rulesTypes,
+        node: './rules/node.js',
+        'edge-light': './rules/node.js',
+        default: './rules/index.js',
+      },
+      './rules/mvp': { types: rulesTypes, default: './rules/mvp/index.js' },
+      './rules/fallback': { types: rulesTypes, default: './rules/fallback/index.js' },
       './package.json': './package.json',
     },
     // Fallbacks for resolvers that ignore "exports".
@@ -101,7 +116,7 @@ export function assemblePackage({ version, description, license, repository }) {
     types,
     files,
     // The modules that initialize at import (must never be dropped as side-effect free).
-    sideEffects: ['./node.js', './fallback/task_projection.js'],
+    sideEffects: ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js'],
   };
   fs.writeFileSync(path.join(pkgDir, 'package.json'), `${JSON.stringify(pkgJson, null, 2)}\n`);
 }

@@ -33,10 +33,16 @@ export function reportSizes() {
     ['MVP wasm', `mvp/${OUT_NAME}_bg.wasm`],
     ['fallback (wasm2js, minified)', `fallback/${OUT_NAME}_wasm2js.js`],
     ['fallback glue', `fallback/${OUT_NAME}.js`],
+    ['rules wasm', `rules/${OUT_NAME}_bg.wasm`, dev ? ' (--dev, not optimized)' : ''],
+    ['rules glue', `rules/${OUT_NAME}.js`],
+    ['rules node entry', 'rules/node.js'],
+    ['rules MVP wasm', `rules/mvp/${OUT_NAME}_bg.wasm`],
+    ['rules fallback', `rules/fallback/${OUT_NAME}_wasm2js.js`],
+    ['rules fallback glue', `rules/fallback/${OUT_NAME}.js`],
   ];
   const kb = (n) => `${(n / 1024).toFixed(1)} KB`.padStart(10);
   const over = [];
-  console.log(`\n${'artifact'.padEnd(36)}${'file'.padEnd(38)}${'raw'.padStart(10)}${'gzip'.padStart(10)}${'brotli'.padStart(10)}  budget (raw / gzip)`);
+  console.log(`\n${'artifact'.padEnd(36)}${'file'.padEnd(44)}${'raw'.padStart(10)}${'gzip'.padStart(10)}${'brotli'.padStart(10)}  budget (raw / gzip)`);
   const measured = {};
   for (const [name, inPkg, note = ''] of artifacts) {
     const file = `pkg/${inPkg}${note}`;
@@ -45,15 +51,14 @@ export function reportSizes() {
     const b = BUDGETS[name];
     let verdict = '';
     if (!b) verdict = 'NO BUDGET';
-    else if (dev && name === 'default wasm') verdict = 'not checked (--dev)';
-    else if (dev && name === 'node entry (node.js, wasm embedded)') verdict = 'not checked (--dev)';
+    else if (dev && /^(default wasm|rules wasm|node entry|rules node entry)/.test(name)) verdict = 'not checked (--dev)';
     else {
       const bad = ['raw', 'gzip'].filter((k) => s[k] > b[k]);
       verdict = `${kb(b.raw).trim()} / ${kb(b.gzip).trim()}: ${bad.length ? `OVER (${bad.join(', ')})` : 'ok'}`;
       if (bad.length) over.push(`${name}: ${bad.map((k) => `${k} ${s[k]} B > ${b[k]} B`).join(', ')}`);
     }
     if (!b) over.push(`${name}: no budget in BUDGETS`);
-    console.log(`${name.padEnd(36)}${file.padEnd(38)}${kb(s.raw)}${kb(s.gzip)}${kb(s.brotli)}  ${verdict}`);
+    console.log(`${name.padEnd(36)}${file.padEnd(44)}${kb(s.raw)}${kb(s.gzip)}${kb(s.brotli)}  ${verdict}`);
   }
   fs.mkdirSync(path.join(root, 'target'), { recursive: true });
   fs.writeFileSync(path.join(root, 'target', 'pkg-sizes.json'), `${JSON.stringify({ date: new Date().toISOString(), dev, measured, budgets: BUDGETS }, null, 2)}\n`);

@@ -1,9 +1,9 @@
-// Step 6: smoke checks of the assembled package: node.js instantiates, the fallback runs with
-// WebAssembly deleted, the MVP entry takes the MVP bytes.
+// Step 6: smoke checks of the assembled package, per module: node.js instantiates, the fallback
+// runs with WebAssembly deleted, the MVP entry takes the MVP bytes.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { OUT_NAME, fail, fallbackDir, log, mvpDir, pkgDir, root } from './common.mjs';
+import { MODULES, OUT_NAME, fail, log, rel, root } from './common.mjs';
 
 // --- 6. smoke checks -------------------------------------------------------------------------------
 function smoke(name, source, flags = []) {
@@ -11,10 +11,12 @@ function smoke(name, source, flags = []) {
   if (r.status !== 0) fail(`${name}:\n${r.stderr}`);
   log(`smoke check: ${name}: ${r.stdout.trim()}`);
 }
-const check = `
+
+/** What each module's entry must answer (`m` is the entry's namespace). */
+const CHECKS = {
+  store: `
   const fns = Object.keys(m).filter((k) => typeof m[k] === 'function');
-  if (fns.length < 3) throw new Error('exports only: ' + Object.keys(m).join(', '));
-  if (m.normalizeStartPolicy(' new ') !== 'new') throw new Error('normalizeStartPolicy(" new ") !== "new"');
+  if (String(fns) !== 'ProjectionStore,boundedLoad,default,initSync') throw new Error('exports: ' + fns.join(', '));
   const s = new m.ProjectionStore();
   s.applySessionList('t', [{ id: 's', task_id: 't', state: 'WAITING_FOR_INPUT' }]);
   s.applyTurnList('s', [{ id: 'u', session_id: 's', started_at: '2026-01-01T00:00:00Z' }]);
@@ -22,20 +24,31 @@ const check = `
     metadata: { status: 'pending', pending_id: 'p', question_total: 1 }, created_at: '2026-01-01T00:00:01Z' });
   if (s.sessionPendingAction('s') !== 'clarification') throw new Error('store: ' + s.sessionPendingAction('s'));
   s.free();
-  console.log(fns.length + ' functions, store ok');`;
+  console.log(fns.length + ' functions, store ok');`,
+  rules: `
+  const fns = Object.keys(m).filter((k) => typeof m[k] === 'function');
+  if (fns.length !== 20 || 'ProjectionStore' in m) throw new Error('exports: ' + fns.join(', '));
+  if (m.normalizeStartPolicy(' new ') !== 'new') throw new Error('normalizeStartPolicy(" new ") !== "new"');
+  const turns = [{ id: 'a', started_at: '2026-01-01T00:00:00Z' }, { id: 'b', started_at: '2026-01-01T00:00:01Z' }];
+  if (m.currentTurnId(turns) !== 'b') throw new Error('currentTurnId: ' + m.currentTurnId(turns));
+  console.log(fns.length + ' functions, rules ok');`,
+};
 
-/** The store and a stateless call through pkg/node.js, pkg/fallback/ (no WebAssembly) and pkg/mvp/. */
+/** Each module through its node.js, fallback/ (no WebAssembly) and mvp/. */
 export function smokeChecks() {
-  const nodeJsPath = path.join(pkgDir, 'node.js');
-  smoke('pkg/node.js', `const m = await import(${JSON.stringify(pathToFileURL(nodeJsPath).href)});${check}`);
-  smoke(
-    'pkg/fallback/index.js without WebAssembly',
-    `delete globalThis.WebAssembly;
-     const m = await import(${JSON.stringify(pathToFileURL(path.join(fallbackDir, 'index.js')).href)});${check}`,
-  );
-  smoke(
-    'pkg/mvp/index.js (initSync with the MVP bytes)',
-    `const m = await import(${JSON.stringify(pathToFileURL(path.join(mvpDir, 'index.js')).href)});
-     m.initSync({ module: (await import('node:fs')).readFileSync(${JSON.stringify(path.join(mvpDir, `${OUT_NAME}_bg.wasm`))}) });${check}`,
-  );
+  for (const module of MODULES) {
+    const check = CHECKS[module.name];
+    const url = (...parts) => JSON.stringify(pathToFileURL(path.join(module.dir, ...parts)).href);
+    smoke(`${rel(path.join(module.dir, 'node.js'))}`, `const m = await import(${url('node.js')});${check}`);
+    smoke(
+      `${rel(path.join(module.dir, 'fallback', 'index.js'))} without WebAssembly`,
+      `delete globalThis.WebAssembly;
+       const m = await import(${url('fallback', 'index.js')});${check}`,
+    );
+    smoke(
+      `${rel(path.join(module.dir, 'mvp', 'index.js'))} (initSync with the MVP bytes)`,
+      `const m = await import(${url('mvp', 'index.js')});
+       m.initSync({ module: (await import('node:fs')).readFileSync(${JSON.stringify(path.join(module.dir, 'mvp', `${OUT_NAME}_bg.wasm`))}) });${check}`,
+    );
+  }
 }

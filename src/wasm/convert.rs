@@ -7,7 +7,6 @@ use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
 use crate::error::WireError;
-use crate::rules::model::{PendingAction, Revision};
 use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS, SPILL};
 
 /// One tape's buffers.
@@ -167,34 +166,6 @@ pub fn js_error(error: WireError) -> JsValue {
         &JsValue::from_str(error.field()),
     );
     js.into()
-}
-
-/// `"clarification" | "permission" | null`.
-pub fn action(action: Option<PendingAction>) -> JsValue {
-    action.map_or(JsValue::NULL, |a| JsValue::from_str(a.as_str()))
-}
-
-/// `Number.MAX_SAFE_INTEGER`: every integer up to it is exact as a JS Number.
-const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-/// A sequence as JS gets it back: a Number up to 2^53 - 1, a BigInt beyond (exact either way, so
-/// it compares as it was given).
-pub fn sequence(sequence: u64) -> JsValue {
-    if sequence <= MAX_SAFE_INTEGER {
-        #[allow(clippy::cast_precision_loss)]
-        let exact = sequence as f64;
-        JsValue::from_f64(exact)
-    } else {
-        JsValue::from(sequence)
-    }
-}
-
-/// A fresh `{epoch, sequence}` object.
-pub fn revision(revision: &Revision) -> JsValue {
-    let object = Object::new();
-    set(&object, "epoch", &JsValue::from_str(&revision.epoch));
-    set(&object, "sequence", &sequence(revision.sequence));
-    object.into()
 }
 
 /// Sets a property of an object this binding created (cannot fail).

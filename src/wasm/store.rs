@@ -21,6 +21,9 @@ use crate::wire::store_api as api;
 use crate::wire::{fast, integral_u64, MessageMeaning};
 
 use super::convert::{js_error, misuse, set, with_tape};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = include_str!("types/store.d.ts");
 use crate::wire::tape::{Tape, Value};
 
 thread_local! {
@@ -740,10 +743,4 @@ impl JsProjectionStore {
         set(&object, "messageBytes", &JsValue::from_f64(bytes));
         object.into()
     }
-}
-
-/// `__memory()`: the module's `WebAssembly.Memory` (`store.js` writes the scratch buffer).
-#[wasm_bindgen(js_name = __memory, skip_typescript)]
-pub fn memory() -> JsValue {
-    wasm_bindgen::memory()
 }

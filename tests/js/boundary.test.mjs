@@ -5,15 +5,24 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import fs from 'node:fs';
-import * as main from 'task-projection';
-import * as fallback from 'task-projection/fallback';
+import * as mainStore from 'task-projection';
+import * as fallbackStore from 'task-projection/fallback';
+import * as mainRules from 'task-projection/rules';
+import * as fallbackRules from 'task-projection/rules/fallback';
 // Package internals, by path (they are not exports of the package).
 import * as rawMain from '../../pkg/task_projection.js';
 import * as rawFallback from '../../pkg/fallback/task_projection.js';
+import * as rawMainRules from '../../pkg/rules/task_projection.js';
+import * as rawFallbackRules from '../../pkg/rules/fallback/task_projection.js';
+import { tape as rulesTape } from '../../pkg/rules/read.js';
 import { readCases } from './fixture.mjs';
 import { runAll } from './runner.mjs';
 import { loadStoreCases, runAllStoreCases } from './store-runner.mjs';
-import { MESSAGE, MESSAGE_EVENT, TURN, SESSION, LEAF, readArg, tape, __testing as readTesting } from '../../pkg/read.js';
+import { MESSAGE, MESSAGE_EVENT, TURN, SESSION, LEAF, readArg, __testing as readTesting } from '../../pkg/read.js';
+
+// Each build's entry points: the store's module and the rules' module (two wasm instances).
+const main = { ...mainStore, ...mainRules };
+const fallback = { ...fallbackStore, ...fallbackRules };
 
 const T = 'task-1';
 const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
@@ -51,7 +60,10 @@ const typed = (code, field) => (e) => {
   return true;
 };
 
-for (const [name, tp, raw] of [['default', main, rawMain], ['fallback', fallback, rawFallback]]) {
+for (const [name, tp, raw] of [
+  ['default', main, { store: rawMain, rules: rawMainRules }],
+  ['fallback', fallback, { store: rawFallback, rules: rawFallbackRules }],
+]) {
   describe(`${name}: a caller's exception never reaches a wasm frame`, () => {
     test('2,000 throwing getters, Proxies and lengths leave the module and the store working', () => {
       const store = ready(tp);
@@ -80,9 +92,10 @@ for (const [name, tp, raw] of [['default', main, rawMain], ['fallback', fallback
 
     test('a getter that calls the package mid-walk (growing the memory) leaves both calls exact', () => {
       // The outer call's arguments are written into wasm memory while they are read; the inner
-      // call's go through the spill tape, and the memory grows meanwhile (the inner call's
-      // allocations may grow it; the getter also grows it outright), which leaves the outer's
-      // views of the old memory behind. Both answers must be those of the same calls made apart.
+      // call's (in the same module: the rules') go through the spill tape, and the memory grows
+      // meanwhile (the inner call's allocations may grow it; the getter also grows it outright),
+      // which leaves the outer's views of the old memory behind. Both answers must be those of the
+      // same calls made apart.
       const turns = Array.from({ length: 300 }, (_, i) => ({ ...turn, id: `turn-${String(i).padStart(4, '0')}`, started_at: at(i % 60), created_at: at(i % 60) }));
       const big = Array.from({ length: 20_000 }, (_, i) => ({ ...turn, id: `inner-${i}`, started_at: at(i % 60), created_at: at(i % 60) }));
       const expectedInner = tp.visibleTurnHistory(big).map((t) => t.id);
@@ -97,7 +110,7 @@ for (const [name, tp, raw] of [['default', main, rawMain], ['fallback', fallback
             store.applySessionList(T, Array.from({ length: 2_000 }, (_, i) => session(`grow-${position}-${i}`)));
             inner = tp.visibleTurnHistory(big).map((t) => t.id);
             store.free();
-            raw.__memory().grow(1);
+            raw.rules.__memory().grow(1);
             return at_;
           },
         });
@@ -105,19 +118,29 @@ for (const [name, tp, raw] of [['default', main, rawMain], ['fallback', fallback
         assert.deepEqual(inner, expectedInner, `inner call at ${position}`);
         assert.deepEqual(got, expectedOuter, `outer call with the inner at ${position}`);
       }
-      // A getter inside an object field (the walk by the schema) calling the package.
+      // A getter inside an object field (the walk by the schema) calling the store's module.
+      const many = Array.from({ length: 2_000 }, (_, i) => session(`nested-${i}`, i === 1_999 ? 'WAITING_FOR_INPUT' : 'RUNNING', i === 1_999 ? { pending_action: 'permission' } : {}));
+      const owner = () => {
+        const other = new tp.ProjectionStore();
+        other.applySessionList(T, many);
+        const answer = other.pendingOwner(T);
+        other.free();
+        return answer;
+      };
+      const expectedNested = owner();
+      assert.equal(expectedNested, 'nested-1999');
       const store = ready(tp);
       const payload = { ...message('m9', 9) };
       let nested;
       Object.defineProperty(payload, 'metadata', {
         get() {
-          nested = tp.visibleTurnHistory(big).length;
-          raw.__memory().grow(1);
+          nested = owner();
+          raw.store.__memory().grow(1);
           return { pending_id: 'p-a', question_total: 1, status: 'pending' };
         },
       });
       store.applyMessageEvents('added', [payload]);
-      assert.equal(nested, expectedInner.length);
+      assert.equal(nested, expectedNested);
       assert.deepEqual(store.pendingClarification('sess-a').message_ids, ['m9']);
       store.free();
     });
@@ -322,16 +345,18 @@ describe('one field mapping (the fast-path codes: tests/boundary_codes.rs)', () 
     // with the schemas of read.js there are none, over every store scenario and every stateless
     // scenario. A schema without a key the decoder reads is counted (the check can fail).
     rawMain.__tapeMissed();
+    rawMainRules.__tapeMissed();
     const objectNode = (of) => ({ t: 1, keys: Object.keys(of), of, nodes: Object.values(of), shapeTape: undefined, shapeGen: 0, shapeAt: 0, write: undefined });
     const partial = objectNode({ session: objectNode({ id: LEAF }) });
-    tape().arg({ session: { id: 's', state: 'IDLE' }, turns: [], messages: [] }, partial, 'input').send();
-    try { rawMain.sessionPendingAction(); } catch { /* rejected or not: the reads count */ }
-    assert.ok(rawMain.__tapeMissed() > 0, 'a missing key is counted');
+    rulesTape().arg({ session: { id: 's', state: 'IDLE' }, turns: [], messages: [] }, partial, 'input').send();
+    try { rawMainRules.sessionPendingAction(); } catch { /* rejected or not: the reads count */ }
+    assert.ok(rawMainRules.__tapeMissed() > 0, 'a missing key is counted');
     const storeCases = loadStoreCases(JSON.parse(fs.readFileSync(new URL('../fixtures/store_scenarios.json', import.meta.url), 'utf8')));
     const results = [...runAll(main, readCases()), ...runAllStoreCases(main.ProjectionStore, storeCases)];
     assert.deepEqual(results.filter((r) => !r.ok), []);
     assert.ok(results.length > 200, `${results.length} cases`);
-    assert.equal(rawMain.__tapeMissed(), 0, 'keys the decoders read that a schema of read.js does not carry');
+    assert.equal(rawMain.__tapeMissed(), 0, 'keys the store decoders read that a schema of read.js does not carry');
+    assert.equal(rawMainRules.__tapeMissed(), 0, 'keys the rules decoders read that a schema of read.js does not carry');
   });
 });
 

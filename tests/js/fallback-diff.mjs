@@ -218,7 +218,8 @@ export function runWorkload(api, { seed = 20261129, pure = 2000, sequences = 200
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [outFile, seed, pure, sequences] = process.argv.slice(2);
   const webAssembly = typeof WebAssembly;
-  const api = await import('task-projection/fallback');
+  // The store's module and the rules' module, each in its pure-JS build.
+  const api = { ...(await import('task-projection/fallback')), ...(await import('task-projection/rules/fallback')) };
   const { loadCases, runAll } = await import('./runner.mjs');
   const { loadStoreCases, runAllStoreCases } = await import('./store-runner.mjs');
   const scenarios = runAll(api, loadCases(JSON.parse(readFileSync(new URL('../fixtures/scenarios.json', import.meta.url), 'utf8'))));

@@ -1,4 +1,5 @@
-// The pure-JS build (`task-projection/fallback`: binaryen's wasm2js of the MVP wasm, same Rust)
+// The pure-JS builds (`task-projection/fallback` and `task-projection/rules/fallback`: binaryen's
+// wasm2js of each module's MVP wasm, same Rust)
 // in Node without WebAssembly: once with `WebAssembly` deleted before anything loads, once under
 // --jitless (where V8 has no WebAssembly either). In each: every case of the scenario files, and
 // the differential workload of fallback-diff.mjs (random pure-function inputs and random store
@@ -11,9 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import * as wasm from 'task-projection';
+import * as wasmStore from 'task-projection';
+import * as wasmRules from 'task-projection/rules';
 import { runWorkload } from './fallback-diff.mjs';
 
+// The store's module and the rules' module, each in its wasm build.
+const wasm = { ...wasmStore, ...wasmRules };
 const here = path.dirname(fileURLToPath(import.meta.url));
 const WORKLOAD = { seed: 20261129, pure: 3000, sequences: 300 };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tp-fallback-'));

@@ -1,6 +1,7 @@
 // The hostile-input catalogue in `npm test` (issue 11): every kind of bad value of
 // tests/js/hostile.mjs at every position (each argument, each field the engine reads) of every
-// entry point, against the default entry and the pure-JS fallback. Each outcome is either a
+// entry point (the store's `task-projection` and the stateless `task-projection/rules`), against
+// the default entries and the pure-JS fallbacks. Each outcome is either a
 // TaskProjectionError (known code, a field, a short message) with the state digest unchanged, or
 // an acceptance, and the accepted ones are exactly those of tests/fixtures/hostile_acceptances.json
 // (docs/decisions.md says why each class is accepted; HOSTILE_UPDATE=1 rewrites the file). Then
@@ -9,12 +10,18 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
-import * as main from 'task-projection';
-import * as fallback from 'task-projection/fallback';
+import * as mainStore from 'task-projection';
+import * as fallbackStore from 'task-projection/fallback';
+import * as mainRules from 'task-projection/rules';
+import * as fallbackRules from 'task-projection/rules/fallback';
 import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
+
+// Each build's entry points: the store module's and the rules module's (two wasm instances).
+const main = { ...mainStore, ...mainRules };
+const fallback = { ...fallbackStore, ...fallbackRules };
 
 const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed']);
 const SURVIVAL_CALLS = Number(process.env.HOSTILE_SURVIVAL_CALLS || 100_000);

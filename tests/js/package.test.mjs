@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as nodeEntry from 'task-projection';
+import * as rulesEntry from 'task-projection/rules';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -15,6 +16,13 @@ const pkgJsonPath = require.resolve('task-projection/package.json');
 const pkgDir = path.dirname(pkgJsonPath);
 const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
 const webEntryUrl = pathToFileURL(path.join(pkgDir, 'index.js')).href;
+const rulesWebEntryUrl = pathToFileURL(path.join(pkgDir, 'rules', 'index.js')).href;
+/** The stateless functions: `task-projection/rules` only (the store's module carries none). */
+const RULES = ['currentTurnId', 'visibleTurnHistory', 'findPendingClarification', 'pendingClarificationBundle',
+  'visibleTranscriptMessages', 'hasPendingPermission', 'sessionPendingAction', 'taskPendingAction',
+  'effectiveTaskPendingAction', 'compareRevisions', 'canReplaceRevision', 'mergePendingProjection',
+  'resolveTaskSessionId', 'selectionOutcome', 'isNewerStatusSummary', 'mergeFetchedStatusSummary',
+  'normalizeStartPolicy', 'normalizeEndPolicy'];
 
 /** Export names listed in the table of docs/js-api.md (first column). */
 function documentedExports() {
@@ -45,7 +53,7 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './loader', './mvp', './fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
     assert.deepEqual(pkg.exports['./loader'], {
       types: './loader.d.ts',
@@ -62,6 +70,14 @@ describe('pkg/package.json', () => {
       'edge-light': './node.js',
       default: './index.js',
     });
+    assert.deepEqual(pkg.exports['./rules'], {
+      types: './rules/task_projection.d.ts',
+      node: './rules/node.js',
+      'edge-light': './rules/node.js',
+      default: './rules/index.js',
+    });
+    assert.deepEqual(pkg.exports['./rules/mvp'], { types: './rules/task_projection.d.ts', default: './rules/mvp/index.js' });
+    assert.deepEqual(pkg.exports['./rules/fallback'], { types: './rules/task_projection.d.ts', default: './rules/fallback/index.js' });
     assert.equal(pkg.exports['./package.json'], './package.json');
   });
 
@@ -70,49 +86,61 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.module, './index.js');
     assert.equal(pkg.types, './task_projection.d.ts');
     // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module.
-    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
-      'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js']) {
-      assert.ok(pkg.files.includes(f) || pkg.files.includes(`${f.split('/')[0]}/`), `files lists ${f}`);
+    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js']);
+    for (const f of ['node.js', 'index.js', 'store.js', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+      'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
+      'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
+      'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {
+      const dir = f.split('/').slice(0, -1).join('/');
+      assert.ok(pkg.files.includes(f) || (dir && pkg.files.includes(`${dir}/`)), `files lists ${f}`);
       assert.doesNotThrow(() => readFileSync(path.join(pkgDir, f)), `${f} exists`);
     }
   });
 
-  test('import and require both resolve to the node entry', () => {
+  test('import and require both resolve to the node entries', () => {
     assert.equal(require.resolve('task-projection'), path.join(pkgDir, 'node.js'));
     const viaImport = import.meta.resolve('task-projection');
     assert.equal(viaImport, pathToFileURL(path.join(pkgDir, 'node.js')).href);
+    assert.equal(require.resolve('task-projection/rules'), path.join(pkgDir, 'rules', 'node.js'));
+    assert.equal(import.meta.resolve('task-projection/rules'), pathToFileURL(path.join(pkgDir, 'rules', 'node.js')).href);
   });
 });
 
 describe('entries', () => {
-  test('node.js and task_projection.js export the same names, including default', async () => {
-    const web = await import(webEntryUrl);
-    const names = (ns) => Object.keys(ns).sort();
-    assert.deepEqual(names(nodeEntry), names(web));
-    assert.ok(names(nodeEntry).includes('default'));
-    assert.ok(names(nodeEntry).includes('initSync'));
-    for (const name of names(web)) {
-      assert.equal(typeof nodeEntry[name], typeof web[name], `${name} has the same type in both entries`);
-    }
+  test('the store module exports the store, boundedLoad and init; the rules module the stateless functions', () => {
+    assert.deepEqual(Object.keys(nodeEntry).sort(), ['ProjectionStore', 'boundedLoad', 'default', 'initSync']);
+    assert.deepEqual(Object.keys(rulesEntry).sort(), [...RULES, 'default', 'initSync'].sort());
   });
 
-  test('require(esm) returns the same API as import', () => {
-    const required = require('task-projection');
-    const names = Object.keys(required).filter((k) => k !== '__esModule').sort();
-    assert.deepEqual(names, Object.keys(nodeEntry).sort());
-    for (const name of names) assert.equal(required[name], nodeEntry[name], name);
-  });
+  for (const [label, node, webUrl] of [['task-projection', nodeEntry, webEntryUrl], ['task-projection/rules', rulesEntry, rulesWebEntryUrl]]) {
+    test(`${label}: node.js and index.js export the same names, including default`, async () => {
+      const web = await import(webUrl);
+      const names = (ns) => Object.keys(ns).sort();
+      assert.deepEqual(names(node), names(web));
+      assert.ok(names(node).includes('default'));
+      assert.ok(names(node).includes('initSync'));
+      for (const name of names(web)) {
+        assert.equal(typeof node[name], typeof web[name], `${name} has the same type in both entries`);
+      }
+    });
 
-  test('every function in the docs/js-api.md table is exported as a function', () => {
+    test(`${label}: require(esm) returns the same API as import`, () => {
+      const required = require(label);
+      const names = Object.keys(required).filter((k) => k !== '__esModule').sort();
+      assert.deepEqual(names, Object.keys(node).sort());
+      for (const name of names) assert.equal(required[name], node[name], name);
+    });
+  }
+
+  test('every function in the docs/js-api.md table is exported as a function by task-projection/rules', () => {
     const documented = documentedExports();
     assert.ok(documented.length >= 18, `parsed ${documented.length} names from docs/js-api.md: ${documented.join(', ')}`);
-    const missing = documented.filter((name) => typeof nodeEntry[name] !== 'function');
+    const missing = documented.filter((name) => typeof rulesEntry[name] !== 'function');
     assert.equal(missing.join(', '), '', 'documented in docs/js-api.md but not exported as functions');
   });
 
-  test('node.js has no top-level await (require(esm) would reject it) and embeds the wasm', () => {
-    const src = readFileSync(path.join(pkgDir, 'node.js'), 'utf8');
+  for (const dir of ['', 'rules']) test(`${path.posix.join(dir, 'node.js')} has no top-level await (require(esm) would reject it) and embeds the wasm`, () => {
+    const src = readFileSync(path.join(pkgDir, dir, 'node.js'), 'utf8');
     // Code only: drop comments and the base64 payload line (never print it: it is large).
     const code = src
       .split('\n')
@@ -125,7 +153,7 @@ describe('entries', () => {
     // The strongest check: a synchronous require() of both entries succeeds.
     const r = spawnSync(
       process.execPath,
-      ['-e', `require(${JSON.stringify(path.join(pkgDir, 'node.js'))}); require(${JSON.stringify(path.join(pkgDir, 'task_projection.js'))});`],
+      ['-e', `require(${JSON.stringify(path.join(pkgDir, dir, 'node.js'))}); require(${JSON.stringify(path.join(pkgDir, dir, 'task_projection.js'))});`],
       { encoding: 'utf8' },
     );
     assert.equal(r.status, 0, r.stderr);
@@ -133,27 +161,36 @@ describe('entries', () => {
 
   test('importing the node entry needs no init (fresh process)', () => {
     const out = runFresh(`
-      import { normalizeStartPolicy, normalizeEndPolicy } from 'task-projection';
-      console.log(JSON.stringify([normalizeStartPolicy(' new '), normalizeEndPolicy(' park ')]));
+      import { normalizeStartPolicy, normalizeEndPolicy } from 'task-projection/rules';
+      import { ProjectionStore } from 'task-projection';
+      const store = new ProjectionStore();
+      store.applySessionList('t', [{ id: 's', task_id: 't' }]);
+      console.log(JSON.stringify([normalizeStartPolicy(' new '), normalizeEndPolicy(' park '), store.pendingOwner('t')]));
     `);
-    assert.deepEqual(JSON.parse(out), ['new', 'park']);
+    assert.deepEqual(JSON.parse(out), ['new', 'park', 's']);
   });
 
-  test('the node entry default init() is a no-op resolving to the wasm exports', async () => {
-    const init = nodeEntry.default;
-    assert.equal(typeof init, 'function');
-    const first = await init();
-    const again = await init({ module_or_path: 'ignored.wasm' });
-    assert.equal(first, again);
-    assert.ok(first && first.memory instanceof WebAssembly.Memory, 'resolves to the instance exports');
-    assert.equal(nodeEntry.initSync(), first, 'initSync() after init is also a no-op');
-    assert.equal(nodeEntry.normalizeStartPolicy('new'), 'new');
+  test('the node entries\' default init() is a no-op resolving to the wasm exports (one instance per module)', async () => {
+    const instances = [];
+    for (const entry of [nodeEntry, rulesEntry]) {
+      const init = entry.default;
+      assert.equal(typeof init, 'function');
+      const first = await init();
+      const again = await init({ module_or_path: 'ignored.wasm' });
+      assert.equal(first, again);
+      assert.ok(first && first.memory instanceof WebAssembly.Memory, 'resolves to the instance exports');
+      assert.equal(entry.initSync(), first, 'initSync() after init is also a no-op');
+      instances.push(first);
+    }
+    assert.notEqual(instances[0].memory, instances[1].memory, 'the store and the rules have their own instance');
+    assert.ok('projectionstore_new' in instances[0] && !('projectionstore_new' in instances[1]));
+    assert.equal(rulesEntry.normalizeStartPolicy('new'), 'new');
   });
 });
 
 describe('errors', () => {
   test('an engine error is an Error with code and field, and the instance stays usable', () => {
-    const { compareRevisions, currentTurnId, normalizeStartPolicy } = nodeEntry;
+    const { compareRevisions, currentTurnId, normalizeStartPolicy } = rulesEntry;
     for (let i = 0; i < 500; i++) {
       assert.throws(
         () => compareRevisions({ epoch: 'abc', sequence: 1 }, { epoch: '1', sequence: 1 }),
@@ -175,9 +212,9 @@ describe('errors', () => {
       created_at: '2025-01-01T12:00:00.000000000Z',
     });
     assert.throws(
-      () => nodeEntry.hasPendingPermission([message('m0'), message(7)]),
+      () => rulesEntry.hasPendingPermission([message('m0'), message(7)]),
       (err) => err.code === 'invalid_type' && err.field === 'messages[1].id' && err.message.includes('messages[1].id'),
     );
-    assert.equal(nodeEntry.hasPendingPermission([]), false);
+    assert.equal(rulesEntry.hasPendingPermission([]), false);
   });
 });

@@ -1,5 +1,5 @@
 // Every case of tests/fixtures/scenarios.json in headless Chromium (Debian's, via playwright-core)
-// against the package's `default` entry: tests/js/browser/index.html imports /pkg/index.js,
+// against the `default` entry of `task-projection/rules`: tests/js/browser/index.html imports /pkg/rules/index.js,
 // awaits init() (which fetches the .wasm) and runs the shared runner. Each case becomes a subtest.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -33,13 +33,14 @@ after(async () => {
   await server?.close();
 });
 
-test('chromium: the default entry loads and fetches its .wasm', () => {
+test('chromium: the default entry of task-projection/rules loads and fetches its .wasm (not the store\'s)', () => {
   assert.ok(outcome.ok, `page failed: ${outcome.error}`);
-  const wasm = server.requests.find((r) => r.path === '/pkg/task_projection_bg.wasm');
-  assert.ok(wasm, 'init() fetched /pkg/task_projection_bg.wasm');
+  const wasm = server.requests.find((r) => r.path === '/pkg/rules/task_projection_bg.wasm');
+  assert.ok(wasm, 'init() fetched /pkg/rules/task_projection_bg.wasm');
+  assert.ok(!server.requests.some((r) => r.path === '/pkg/task_projection_bg.wasm'), 'the rules never load the store\'s wasm');
   assert.equal(wasm.status, 200);
   assert.equal(wasm.type, 'application/wasm');
-  assert.ok(!server.requests.some((r) => r.path.startsWith('/pkg/node.js')), 'the browser never loads node.js');
+  assert.ok(!server.requests.some((r) => r.path.endsWith('/node.js')), 'the browser never loads node.js');
   assert.ok(exportsSeen.includes('default') && exportsSeen.includes('initSync'));
   assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
 });

@@ -1,15 +1,16 @@
-// Every case of tests/fixtures/scenarios.json against the built package's `node` entry, imported
+// Every case of tests/fixtures/scenarios.json against the built package's `node` entry of
+// `task-projection/rules` (the stateless functions), imported
 // by package name (ESM `import`) and again through `require` (Node >= 20.19 loads the ES module
 // synchronously: require(esm)). One test per case, named by the case.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, test } from 'node:test';
-import * as imported from 'task-projection';
+import * as imported from 'task-projection/rules';
 import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 
 const require = createRequire(import.meta.url);
-const required = require('task-projection');
+const required = require('task-projection/rules');
 const cases = readCases();
 
 for (const [label, api] of [

@@ -33,6 +33,7 @@ after(async () => {
 test('chromium store: the default entry loads with no page problems', () => {
   assert.ok(outcome.ok, `page failed: ${outcome.error}`);
   assert.ok(server.requests.some((r) => r.path === '/pkg/task_projection_bg.wasm' && r.status === 200), 'init() fetched the .wasm');
+  assert.ok(!server.requests.some((r) => r.path.startsWith('/pkg/rules/')), 'the store loads nothing of the rules module');
   assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
 });
 

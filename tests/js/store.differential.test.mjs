@@ -5,7 +5,10 @@
 // extras); the pure functions get the final messages in creation order. Deterministic seeds.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import * as tp from 'task-projection';
+import * as store from 'task-projection';
+import * as rules from 'task-projection/rules';
+
+const tp = { ...store, ...rules };
 
 const ITERATIONS = 1500;
 const ts = (n) => `2026-11-29T12:00:${String(n).padStart(2, '0')}.000000000Z`;

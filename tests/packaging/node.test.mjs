@@ -10,10 +10,12 @@ const { EXPECTED } = scenario;
 const node = (...args) => exec(process.execPath, args, { cwd: app }).then((out) => JSON.parse(out.trim().split('\n').pop()));
 
 describe('Node consumers of the tarball', () => {
-  test('ESM import: node entry, loader (wasm), fallback', async () => {
+  test('ESM import: node entry, loader (wasm), fallback; the rules from their own module', async () => {
     const r = await node('esm.mjs');
     assert.deepEqual(r.import, { ...EXPECTED, version: 'number' });
     assert.equal(r.compare, 1);
+    assert.equal(r.storeHasRules, false);
+    assert.deepEqual(r.rules, { fallback: 1, loader: { backend: 'wasm', compare: 1 } });
     assert.deepEqual(r.fallback, { ...EXPECTED, version: 'number' });
     assert.deepEqual(r.loader, { backend: 'wasm', failures: [], ...EXPECTED, version: 'number' });
   });
@@ -30,11 +32,13 @@ describe('Node consumers of the tarball', () => {
     assert.equal(r.webAssembly, 'undefined');
     assert.deepEqual(r.fallback, EXPECTED);
     assert.deepEqual(r.loader, { backend: 'js', failures: ['wasm: ReferenceError'], ...EXPECTED });
+    assert.deepEqual(r.rules, { backend: 'js', policy: 'new' });
   });
 
   test('WebAssembly deleted before import: the loader falls back to JS', async () => {
     const r = await node('--import', 'data:text/javascript,delete globalThis.WebAssembly', 'no-wasm.mjs');
     assert.equal(r.webAssembly, 'undefined');
     assert.deepEqual(r.loader, { backend: 'js', failures: ['wasm: ReferenceError'], ...EXPECTED });
+    assert.deepEqual(r.rules, { backend: 'js', policy: 'new' });
   });
 });

@@ -1,5 +1,5 @@
 // A TypeScript consumer of the built package, checked by `tsc --noEmit -p tests/types` (never
-// run). It imports `task-projection` by name, uses every export with correctly typed arguments,
+// run). It imports `task-projection/rules` by name (the stateless functions' module), uses every export with correctly typed arguments,
 // pins each result type to docs/js-api.md, and proves wrong usages are rejected
 // (`@ts-expect-error` fails the check when the line below it is *not* an error).
 import init, {
@@ -22,8 +22,9 @@ import init, {
   taskPendingAction,
   visibleTranscriptMessages,
   visibleTurnHistory,
-} from 'task-projection';
-import type { PendingAction } from 'task-projection';
+} from 'task-projection/rules';
+import type { PendingAction } from 'task-projection/rules';
+import { ProjectionStore } from 'task-projection';
 
 // --- helpers: exact type equality -----------------------------------------------------------------
 type Equal<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
@@ -230,3 +231,25 @@ try {
 
 void [bundle, transcript, blocked, blockedText, noBundle, mustAct, two, mergedAction, owner, newer, kept, alwaysNew, alwaysPark, effective, sessionAction, replace, order, wasmExports, history, request];
 export {};
+
+// --- the two modules ----------------------------------------------------------------------------
+// The store's module carries no stateless function, and the rules' module no store.
+// @ts-expect-error currentTurnId lives in task-projection/rules
+import { currentTurnId as notInStore } from 'task-projection';
+// @ts-expect-error ProjectionStore lives in task-projection
+import { ProjectionStore as notInRules } from 'task-projection/rules';
+void notInStore;
+void notInRules;
+// Their wire types are one shape: a value of one module's type is accepted by the other's.
+const rulesAction: PendingAction | null = taskPendingAction([]);
+const storeAction: ReturnType<ProjectionStore['taskPendingAction']> = rulesAction;
+void storeAction;
+// The loader loads the rules' module with the same backends.
+import { loadTaskProjectionRules } from 'task-projection/loader';
+export async function viaLoader(): Promise<void> {
+  const loaded = await loadTaskProjectionRules({ backends: ['wasm', 'js'] });
+  exact<PendingAction | null, ReturnType<typeof loaded.taskPendingAction>>(true);
+  exact<'wasm' | 'mvp' | 'js', typeof loaded.backend>(true);
+  // @ts-expect-error the rules' module has no store
+  void loaded.ProjectionStore;
+}

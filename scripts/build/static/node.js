@@ -5,8 +5,8 @@
 import { initSync } from './task_projection.js';
 
 export { initSync } from './task_projection.js';
-export * from './api.js';
 export { ProjectionStore } from './store.js';
+export { boundedLoad } from './load.js';
 
 const WASM_BASE64 = '@WASM_BASE64@';
 

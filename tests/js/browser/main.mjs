@@ -1,6 +1,6 @@
-// Browser half of tests/js/scenarios.browser.test.mjs: the `default` entry of the package, which
+// Browser half of tests/js/scenarios.browser.test.mjs: the `default` entry of `task-projection/rules`, which
 // fetches its .wasm through new URL(..., import.meta.url) when init() is awaited.
-import init, * as api from '/pkg/index.js';
+import init, * as api from '/pkg/rules/index.js';
 import { loadCases, runAll } from '/tests/js/runner.mjs';
 
 const status = document.getElementById('status');

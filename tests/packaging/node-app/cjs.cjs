@@ -2,6 +2,7 @@
 // Node >= 20.19), the fallback and the react helper. Prints one JSON line: { entry: answer }.
 const tp = require('task-projection');
 const fallback = require('task-projection/fallback');
+const rules = require('task-projection/rules');
 const { storeSubscription } = require('task-projection/react');
 const { runScript } = require('./_shared/scenario.cjs');
 
@@ -14,6 +15,6 @@ const answerWith = (api) => {
 };
 console.log(JSON.stringify({
   require: answerWith(tp),
-  compare: tp.compareRevisions({ epoch: '10', sequence: 1 }, { epoch: '9', sequence: 5 }),
+  compare: rules.compareRevisions({ epoch: '10', sequence: 1 }, { epoch: '9', sequence: 5 }),
   fallback: answerWith(fallback),
 }));

@@ -1,7 +1,7 @@
 // Run with WebAssembly unavailable (node --jitless, or after `delete globalThis.WebAssembly`):
 // imports only the loader and the fallback. Prints one JSON line.
 import * as fallback from 'task-projection/fallback';
-import { loadTaskProjection } from 'task-projection/loader';
+import { loadTaskProjection, loadTaskProjectionRules } from 'task-projection/loader';
 import { runScript } from './_shared/scenario.mjs';
 
 const answerWith = (api) => {
@@ -11,8 +11,10 @@ const answerWith = (api) => {
   return a;
 };
 const loaded = await loadTaskProjection();
+const rules = await loadTaskProjectionRules();
 console.log(JSON.stringify({
   webAssembly: typeof WebAssembly,
   fallback: answerWith(fallback),
   loader: { backend: loaded.backend, failures: loaded.failures.map((f) => `${f.backend}: ${f.error.name}`), ...answerWith(loaded) },
+  rules: { backend: rules.backend, policy: rules.normalizeStartPolicy(' new ') },
 }));

@@ -1,6 +1,7 @@
 // A server component: the package runs during server rendering (the `node` export condition:
 // the wasm is embedded and instantiated at import), so the answer is in the HTML.
-import { ProjectionStore, compareRevisions, normalizeStartPolicy } from 'task-projection';
+import { ProjectionStore } from 'task-projection';
+import { compareRevisions, normalizeStartPolicy } from 'task-projection/rules';
 import { runScript, SCRIPT } from './_shared/scenario';
 
 export const dynamic = 'force-dynamic';
