@@ -25,7 +25,7 @@ mod rules;
 mod store;
 
 #[global_allocator]
-static ALLOCATOR: alloc::Geometric = alloc::Geometric;
+static ALLOCATOR: alloc::Allocator = alloc::allocator();
 
 pub use convert::load_tape;
 #[cfg(feature = "rules-exports")]
