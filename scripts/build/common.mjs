@@ -13,11 +13,18 @@ export const pkgDir = path.join(root, 'pkg');
  * directory and its mvp/ and fallback/ subdirectories):
  * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad;
  * - `rules`: `task-projection/rules` (pkg/rules/): the stateless rule functions.
- * `static` is the module's folder of static entries in static/ (index.js, node.js, mvp/, fallback/).
+ * `at` is the module's directory in pkg/; `entry` fills the placeholders of the static entries
+ * (static/README.md): its import name, the JS wrapping its wasm exports, its export lines.
  */
 export const MODULES = [
-  { name: 'store', feature: 'store-exports', dir: pkgDir, static: '', js: ['read.js', 'store.js', 'load.js'] },
-  { name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), static: 'rules', js: ['read.js', 'api.js'] },
+  {
+    name: 'store', feature: 'store-exports', dir: pkgDir, at: '', js: ['read.js', 'store.js', 'load.js'],
+    entry: { MODULE: 'task-projection', WRAPPER: 'store.js', EXPORTS: "export { ProjectionStore } from './store.js';\nexport { boundedLoad } from './load.js';" },
+  },
+  {
+    name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), at: 'rules', js: ['read.js', 'api.js'],
+    entry: { MODULE: 'task-projection/rules', WRAPPER: 'api.js', EXPORTS: "export * from './api.js';" },
+  },
 ];
 /** The static entries (scripts/build/static/) copied into pkg/ by the package step. */
 export const staticDir = path.join(root, 'scripts', 'build', 'static');

@@ -14,6 +14,15 @@ function copyStatic(name, replace = (text) => text) {
   fs.writeFileSync(path.join(pkgDir, name), replace(fs.readFileSync(path.join(staticDir, name), 'utf8')));
 }
 
+/** The static entry `name` for `module` (in its directory), its placeholders filled in. */
+function copyEntry(module, name, replace = (text) => text) {
+  const text = replace(fs.readFileSync(path.join(staticDir, name), 'utf8')).replace(/@([A-Z]+)@/g, (whole, key) => {
+    if (!(key in module.entry)) fail(`scripts/build/static/${name}: no value for ${whole} in module ${module.name}`);
+    return module.entry[key];
+  });
+  fs.writeFileSync(path.join(module.dir, name), text);
+}
+
 // --- 2. pkg/node.js: the server/edge entry -----------------------------------------------------
 /**
  * `module`'s node.js: the entry that embeds its default wasm (base64) and instantiates it
@@ -21,9 +30,8 @@ function copyStatic(name, replace = (text) => text) {
  */
 export function writeNodeEntry(module, wasmBytes) {
   const placeholder = '@WASM_BASE64@';
-  const name = path.posix.join(module.static, 'node.js');
-  copyStatic(name, (text) => {
-    if (text.split(placeholder).length !== 2) fail(`scripts/build/static/${name}: expected one ${placeholder}`);
+  copyEntry(module, 'node.js', (text) => {
+    if (text.split(placeholder).length !== 2) fail(`scripts/build/static/node.js: expected one ${placeholder}`);
     return text.replace(placeholder, () => wasmBytes.toString('base64'));
   });
 }
@@ -42,10 +50,10 @@ export function assemblePackage({ version, description, license, repository }) {
     for (const sub of ['', 'mvp', 'fallback']) {
       const dir = path.join(module.dir, sub);
       // index.js: the browser/bundler entry of each glue directory (`init()` once, then the API).
-      copyStatic(path.posix.join(module.static, sub, 'index.js'));
+      copyEntry(module, path.posix.join(sub, 'index.js'));
       for (const [name, text] of js) fs.writeFileSync(path.join(dir, name), text);
     }
-    const at = (name) => path.posix.join(module.static, name);
+    const at = (name) => path.posix.join(module.at, name);
     files.push(
       ...[`${OUT_NAME}_bg.wasm`, `${OUT_NAME}.js`, `${OUT_NAME}.d.ts`, `${OUT_NAME}_bg.wasm.d.ts`, 'node.js', 'index.js', ...module.js].map(at),
       at('mvp/'),

@@ -7,6 +7,7 @@ use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
 use crate::error::WireError;
+use crate::store::Navigation;
 use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS, SPILL};
 
 /// One tape's buffers.
@@ -166,6 +167,22 @@ pub fn js_error(error: WireError) -> JsValue {
         &JsValue::from_str(error.field()),
     );
     js.into()
+}
+
+/// `{ kind: "session", sessionId } | { kind: "task_only" } | { kind: "inert" }`: where a settled
+/// selection navigates (`selectionOutcome`, `settleSelection`).
+pub fn navigation(outcome: &Navigation) -> JsValue {
+    let object = Object::new();
+    let kind = match outcome {
+        Navigation::Session(_) => "session",
+        Navigation::TaskOnly => "task_only",
+        Navigation::Inert => "inert",
+    };
+    set(&object, "kind", &JsValue::from_str(kind));
+    if let Navigation::Session(id) = outcome {
+        set(&object, "sessionId", &JsValue::from_str(id));
+    }
+    object.into()
 }
 
 /// Sets a property of an object this binding created (cannot fail).

@@ -7,11 +7,11 @@ use std::cmp::Ordering;
 use js_sys::Object;
 use wasm_bindgen::prelude::*;
 
-use super::convert::{set, with_tape};
+use super::convert::{navigation, set, with_tape};
 use crate::rules::model::{PendingAction, Revision};
 use crate::rules::summary::FetchedSummary;
 use crate::rules::turn::CurrentTurn;
-use crate::wire::api::{self, Selection};
+use crate::wire::api;
 use crate::wire::Wire;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -143,16 +143,7 @@ pub fn resolve_task_session_id() -> JsResult {
 #[wasm_bindgen(js_name = selectionOutcome, skip_typescript)]
 pub fn selection_outcome() -> JsResult {
     let outcome = with_tape(|t| api::selection_outcome(&t.arg(0)))?;
-    let object = Object::new();
-    match outcome {
-        Selection::Session(id) => {
-            set(&object, "kind", &JsValue::from_str("session"));
-            set(&object, "sessionId", &JsValue::from_str(&id));
-        }
-        Selection::TaskOnly => set(&object, "kind", &JsValue::from_str("task_only")),
-        Selection::Inert => set(&object, "kind", &JsValue::from_str("inert")),
-    }
-    Ok(object.into())
+    Ok(navigation(&outcome))
 }
 
 /// `isNewerStatusSummary(incoming, held)` → boolean.

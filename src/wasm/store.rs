@@ -20,7 +20,7 @@ use crate::store::{Navigation, ProjectionStore as Store, Reason};
 use crate::wire::store_api as api;
 use crate::wire::{fast, integral_u64, MessageMeaning};
 
-use super::convert::{js_error, misuse, set, with_tape};
+use super::convert::{js_error, misuse, navigation, set, with_tape};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = include_str!("types/store.d.ts");
@@ -652,24 +652,14 @@ impl JsProjectionStore {
     /// `{ aborted: true }` → `{ kind: "session", sessionId } | { kind: "task_only" } | { kind: "inert" }`.
     #[wasm_bindgen(js_name = settleSelection, skip_typescript)]
     pub fn settle_selection(&self) -> JsResult {
-        let object = Object::new();
         if self.disposed.get() {
-            set(&object, "kind", &JsValue::from_str("inert"));
-            return Ok(object.into());
+            return Ok(navigation(&Navigation::Inert));
         }
-        let (navigation, reason) = with_tape(|t| {
+        let (outcome, reason) = with_tape(|t| {
             api::settle_selection(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1))
         })?;
         self.last_reason.set(reason);
-        match navigation {
-            Navigation::Session(id) => {
-                set(&object, "kind", &JsValue::from_str("session"));
-                set(&object, "sessionId", &JsValue::from_str(&id));
-            }
-            Navigation::TaskOnly => set(&object, "kind", &JsValue::from_str("task_only")),
-            Navigation::Inert => set(&object, "kind", &JsValue::from_str("inert")),
-        }
-        Ok(object.into())
+        Ok(navigation(&outcome))
     }
 
     // ---- notification, lifecycle ---------------------------------------------------------------

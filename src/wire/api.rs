@@ -190,13 +190,9 @@ pub fn resolve_task_session_id<W: Wire>(input: &W) -> Result<String, WireError> 
     })
 }
 
-/// The owned form of [`SelectionOutcome`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Selection {
-    Session(String),
-    TaskOnly,
-    Inert,
-}
+/// The owned form of [`SelectionOutcome`]: where a settled selection navigates, as the store's
+/// `settle_selection` answers it.
+pub type Selection = crate::store::Navigation;
 
 /// `selectionOutcome({ taskAtStart, taskNow, sessions?, loadFailed?, aborted?, superseded?,
 /// activeTaskChanged?, preferredSessionId? })` (SPEC §6 settle).

@@ -61,23 +61,15 @@ describe('pkg/package.json', () => {
       'edge-light': './loader.node.js',
       default: './loader.js',
     });
-    assert.deepEqual(pkg.exports['./mvp'], { types: './task_projection.d.ts', default: './mvp/index.js' });
-    assert.deepEqual(pkg.exports['./fallback'], { types: './task_projection.d.ts', default: './fallback/index.js' });
-    assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'node', 'edge-light', 'default']);
-    assert.deepEqual(pkg.exports['.'], {
-      types: './task_projection.d.ts',
-      node: './node.js',
-      'edge-light': './node.js',
-      default: './index.js',
-    });
-    assert.deepEqual(pkg.exports['./rules'], {
-      types: './rules/task_projection.d.ts',
-      node: './rules/node.js',
-      'edge-light': './rules/node.js',
-      default: './rules/index.js',
-    });
-    assert.deepEqual(pkg.exports['./rules/mvp'], { types: './rules/task_projection.d.ts', default: './rules/mvp/index.js' });
-    assert.deepEqual(pkg.exports['./rules/fallback'], { types: './rules/task_projection.d.ts', default: './rules/fallback/index.js' });
+    // Each module (the store at the top, the rules in rules/): its entries and its declarations.
+    for (const [name, dir] of [['.', '.'], ['./rules', './rules']]) {
+      const types = `${dir}/task_projection.d.ts`;
+      assert.deepEqual(Object.keys(pkg.exports[name]), ['types', 'node', 'edge-light', 'default']);
+      assert.deepEqual(pkg.exports[name], { types, node: `${dir}/node.js`, 'edge-light': `${dir}/node.js`, default: `${dir}/index.js` });
+      for (const build of ['mvp', 'fallback']) {
+        assert.deepEqual(pkg.exports[`${name}/${build}`], { types, default: `${dir}/${build}/index.js` });
+      }
+    }
     assert.equal(pkg.exports['./package.json'], './package.json');
   });
 
