@@ -25,7 +25,10 @@ pub type Allocator = Talck<AssumeUnlockable, Grow>;
 
 /// The allocator over a memory it has not claimed yet (it claims pages as it grows the memory).
 pub const fn allocator() -> Allocator {
-    Talc::new(Grow { heap: Span::empty() }).lock()
+    Talc::new(Grow {
+        heap: Span::empty(),
+    })
+    .lock()
 }
 
 /// talc's out-of-memory handler: grows the wasm memory and hands talc the new pages.
