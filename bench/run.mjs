@@ -326,9 +326,10 @@ if (queried.length) {
 }
 const scales = envs.filter(([, r]) => r?.scale);
 if (scales.length) {
-  out.push(`scale: one call over ${f(scales[0][1].scale.n, 0)} elements, ms, median (best) (issue 11 goal: native < 1,000, Node < 2,000)`);
+  out.push(`scale: one call over ${f(scales[0][1].scale.n, 0)} elements, ms, median (best; the first call of the process, which grows the`);
+  out.push('wasm memory: page faults) (issue 11 goal: native < 1,000, Node < 2,000)');
   out.push(line('', ['visibleTurnHistory', 'applySessionList', 'onto a held list']));
-  const both = (s) => `${f(s.median, 0)} (${f(s.best, 0)})`;
+  const both = (s) => `${f(s.median, 0)} (${f(s.best, 0)}${s.all ? `; ${f(s.all[0], 0)}` : ''})`;
   for (const [env, r] of scales) {
     const s = r.scale;
     out.push(line(env, [both(s.visibleTurnHistory), both(s.applySessionList), both(s.applySessionListMerge)]));
@@ -339,6 +340,19 @@ if (scales.length) {
 if (results.node?.profile) {
   out.push('CPU profile, Node store event loop at 5,000 messages (self time):');
   out.push(results.node.profile.trimEnd());
+  out.push('');
+}
+// The package's artifacts, as the build of this run (or the last one, with --no-build) measured them.
+const sizesFile = path.join(root, 'target', 'pkg-sizes.json');
+if (fs.existsSync(sizesFile)) {
+  const sizes = JSON.parse(fs.readFileSync(sizesFile, 'utf8'));
+  results.sizes = sizes;
+  fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  out.push(`package artifacts, bytes (scripts/build.mjs, ${sizes.date}${sizes.dev ? ', --dev' : ''}): raw / gzip / brotli, budget raw / gzip`);
+  for (const [name, m] of Object.entries(sizes.measured)) {
+    const b = sizes.budgets[name];
+    out.push(`${name.padEnd(40)}${`${f(m.raw, 0)} / ${f(m.gzip, 0)} / ${f(m.brotli, 0)}`.padStart(30)}${b ? `${f(b.raw, 0)} / ${f(b.gzip, 0)}`.padStart(22) : ''}`);
+  }
   out.push('');
 }
 out.push(`results: bench/results.json; logs: ${path.relative(root, logDir)}/; total ${elapsed()}`);
