@@ -78,16 +78,18 @@ export async function profileEvents(n = 5000, seconds = 2, top = 15) {
   };
 }
 
-/** Rough buckets of self time, by frame name (wasm names need a module with its name section). */
+/** Rough buckets of self time, by frame name (wasm names need a module with its name section; the
+ * nightly build's names carry a crate hash: `task_projection[…]::`). */
 const CATEGORIES = [
   ['JS string -> wasm (as_string: encode + copy)', /string_get|getDataViewMemory0|get buffer|passStringToWasm|encodeInto|Wire>::string/],
   ['wasm string -> JS (from_str: TextDecoder)', /getStringFromWasm|decodeUTF8|decode encoding|generic_0000/],
   ['property reads (Reflect.get, key cache)', /Reflect|handleError|LocalKey|Hash for usize|HashMap<K,V,S,A>::entry|make_hash/],
   ['allocator', /dlmalloc|malloc|::free|realloc|__rdl_|__rust_alloc|RawVec|dealloc|drop_in_place<alloc/],
-  ['wire decoding', /task_projection::wire|decode::/],
-  ['store + rules (incl. hashing)', /task_projection::store|task_projection::rules|partition_point|hashbrown|foldhash|memcmp|projectionstore_|Hash for str|hash_one|__ashlti3/],
-  ['wasm binding (src/wasm)', /task_projection::wasm::/],
+  ['wire decoding', /task_projection(\[\w+\])?::wire|decode::/],
+  ['store + rules (incl. hashing)', /task_projection(\[\w+\])?::store|task_projection(\[\w+\])?::rules|partition_point|hashbrown|make_hash|foldhash|memcmp|projectionstore_|Hash for str|hash_one|__ashlti3/],
+  ['wasm binding (src/wasm)', /task_projection(\[\w+\])?::wasm::/],
   ['other wasm-bindgen boundary', /wasm-to-js|js-to-wasm|__externref|wasm_bindgen|js_sys|JsValue|__wbg|__wbindgen|task_projection\.js/],
+  ['JS side of the boundary (read.js, store.js: reads, UTF-8, handles)', /read\.js|store\.js/],
   ['garbage collector', /garbage/],
   ['benchmark loop', /profile\.mjs/],
   ['wasm (unnamed: build without names)', /wasm-function/],
