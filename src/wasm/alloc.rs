@@ -52,7 +52,7 @@ impl OomHandler for Grow {
         } else {
             needed
         };
-        // Half as much again when the memory cannot grow that far, down to what is needed.
+        // When the memory cannot grow that far, half of it, down to what is needed.
         let first = loop {
             let grown = memory_grow(0, pages);
             if grown != usize::MAX {
