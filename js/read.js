@@ -620,8 +620,9 @@ function shapeOf(t, node) {
   return at;
 }
 
-// `object(t, v, node)` written out for the large inputs (turn and session lists, 10⁶ elements at
-// the scale the benchmark checks): the same reads in the same order and the same tape as the walk
+// `object(t, v, node)` written out for the large inputs (message, turn and session lists: a
+// stateless call reads the whole transcript, and 10⁶ elements at the scale the benchmark
+// checks): the same reads in the same order and the same tape as the walk
 // by the schema (tests/js/boundary.test.mjs compares them), with named property reads instead of
 // the walk's keyed ones. All fields are read first (the key being read kept for error paths), then
 // written in the walk's order.
@@ -694,6 +695,86 @@ function writeTurn(t, v) {
   return cellOf(t, at, TAG.object);
 }
 
+/** A message (MESSAGE) or a message event (MESSAGE_EVENT: `event`) by the schema, written out. */
+function writeMessage(t, v, event) {
+  let key = 'id';
+  let id, messageId, type, turnId, created, updated, m, status, pendingId, total;
+  let sessionId, taskId, action, r, epoch, sequence;
+  let meta = false;
+  let rev = false;
+  try {
+    id = v.id;
+    key = 'message_id'; messageId = v.message_id;
+    key = 'type'; type = v.type;
+    key = 'turn_id'; turnId = v.turn_id;
+    key = 'created_at'; created = v.created_at;
+    key = 'updated_at'; updated = v.updated_at;
+    key = 'metadata'; m = v.metadata;
+    meta = isPlainObject(m);
+    if (meta) {
+      key = 'metadata.status'; status = m.status;
+      key = 'metadata.pending_id'; pendingId = m.pending_id;
+      key = 'metadata.question_total'; total = m.question_total;
+    }
+    if (event) {
+      key = 'session_id'; sessionId = v.session_id;
+      key = 'task_id'; taskId = v.task_id;
+      key = 'pending_action'; action = v.pending_action;
+      key = 'pending_action_revision'; r = v.pending_action_revision;
+      rev = isPlainObject(r);
+      if (rev) {
+        key = 'pending_action_revision.epoch'; epoch = r.epoch;
+        key = 'pending_action_revision.sequence'; sequence = r.sequence;
+      }
+    }
+  } catch (error) {
+    throw unreadableAt(error, key);
+  }
+  fresh(t);
+  const shape = shapeOf(t, event ? MESSAGE_EVENT : MESSAGE);
+  const at = words(t, event ? 12 : 8);
+  t.w[at] = shape;
+  let cell = field(t, id, 'id');
+  t.w[at + 1] = cell;
+  cell = field(t, messageId, 'message_id');
+  t.w[at + 2] = cell;
+  cell = field(t, type, 'type');
+  t.w[at + 3] = cell;
+  cell = field(t, turnId, 'turn_id');
+  t.w[at + 4] = cell;
+  cell = field(t, created, 'created_at');
+  t.w[at + 5] = cell;
+  cell = field(t, updated, 'updated_at');
+  t.w[at + 6] = cell;
+  cell = three(t, MESSAGE.of.metadata, 'metadata', meta, m, status, pendingId, total);
+  t.w[at + 7] = cell;
+  if (event) {
+    cell = field(t, sessionId, 'session_id');
+    t.w[at + 8] = cell;
+    cell = field(t, taskId, 'task_id');
+    t.w[at + 9] = cell;
+    cell = field(t, action, 'pending_action');
+    t.w[at + 10] = cell;
+    cell = rev ? revision(t, epoch, sequence) : field(t, r, 'pending_action_revision');
+    t.w[at + 11] = cell;
+  }
+  return cellOf(t, at, TAG.object);
+}
+
+/** A `pending_action_revision` object of two leaf fields, at the field of that name. */
+function revision(t, epoch, sequence) {
+  path.push('pending_action_revision');
+  const shape = shapeOf(t, REVISION);
+  const at = words(t, 3);
+  t.w[at] = shape;
+  let cell = field(t, epoch, 'epoch');
+  t.w[at + 1] = cell;
+  cell = field(t, sequence, 'sequence');
+  t.w[at + 2] = cell;
+  path.pop();
+  return cellOf(t, at, TAG.object);
+}
+
 function writeSession(t, v) {
   let key = 'id';
   let id, task, state, primary, action, r, updated, epoch, sequence;
@@ -728,20 +809,7 @@ function writeSession(t, v) {
   t.w[at + 4] = cell;
   cell = field(t, action, 'pending_action');
   t.w[at + 5] = cell;
-  if (rev) {
-    path.push('pending_action_revision');
-    const revShape = shapeOf(t, REVISION);
-    const r0 = words(t, 3);
-    t.w[r0] = revShape;
-    cell = field(t, epoch, 'epoch');
-    t.w[r0 + 1] = cell;
-    cell = field(t, sequence, 'sequence');
-    t.w[r0 + 2] = cell;
-    path.pop();
-    cell = cellOf(t, r0, TAG.object);
-  } else {
-    cell = field(t, r, 'pending_action_revision');
-  }
+  cell = rev ? revision(t, epoch, sequence) : field(t, r, 'pending_action_revision');
   t.w[at + 6] = cell;
   cell = field(t, updated, 'updated_at');
   t.w[at + 7] = cell;
@@ -880,6 +948,8 @@ export const MESSAGE_EVENT = obj(Object.assign({}, MESSAGE_KEYS, {
   pending_action: LEAF,
   pending_action_revision: REVISION,
 }));
+MESSAGE.write = (t, v) => writeMessage(t, v, false);
+MESSAGE_EVENT.write = (t, v) => writeMessage(t, v, true);
 export const TURN_EVENT = obj(Object.assign({}, TURN_KEYS, { session_id: LEAF, task_id: LEAF }));
 export const SESSION_EVENT = obj({
   id: LEAF,

@@ -18,7 +18,7 @@ import { tape as rulesTape } from '../../pkg/rules/read.js';
 import { readCases } from './fixture.mjs';
 import { runAll } from './runner.mjs';
 import { loadStoreCases, runAllStoreCases } from './store-runner.mjs';
-import { MESSAGE, MESSAGE_EVENT, TURN, SESSION, LEAF, readArg, __testing as readTesting } from '../../pkg/read.js';
+import { MESSAGE, MESSAGE_EVENT, MESSAGES, MESSAGE_EVENTS, TURN, SESSION, LEAF, readArg, __testing as readTesting } from '../../pkg/read.js';
 
 // Each build's entry points: the store's module and the rules' module (two wasm instances).
 const main = { ...mainStore, ...mainRules };
@@ -313,7 +313,7 @@ describe('one field mapping (the fast-path codes: tests/boundary_codes.rs)', () 
     }
   });
 
-  test('the written-out turn and session writers write what the walk by the schema writes', () => {
+  test('the written-out message, turn and session writers write what the walk by the schema writes', () => {
     const t0 = { id: 't', started_at: at(1), created_at: at(1), updated_at: at(2), completed_at: null, metadata: { lifecycle_only: true } };
     const s0 = session('s1');
     const odd = [
@@ -321,8 +321,13 @@ describe('one field mapping (the fast-path codes: tests/boundary_codes.rs)', () 
       { ...t0, id: 'é✓', completed_at: 7, started_at: {} }, { id: 3n }, {}, s0, { ...s0, pending_action_revision: null },
       { ...s0, pending_action_revision: [1] }, { ...s0, pending_action_revision: { epoch: 1, sequence: 2n ** 63n } },
       { ...s0, is_primary: 'true', state: Symbol('s'), updated_at: -0 }, { ...s0, task_id: () => 1, id: 'ü' },
+      message('m1'), { ...message('m2'), metadata: null }, { ...message('m3'), metadata: [1] }, { message_id: 'm4', session_id: 's' },
+      { ...message('m5'), pending_action_revision: { epoch: 7, sequence: 2n ** 60n } }, { ...message('m6'), pending_action_revision: 'r', type: {} },
+      { ...message('m7'), metadata: { status: [], pending_id: () => 1, question_total: '2' } },
+      { ...message('m8'), pending_action: 'clarification', pending_action_revision: { epoch: '3', sequence: 4 }, task_id: 't' },
+      { ...message('m9'), id: 'é✓', turn_id: 'ü', metadata: { status: 'pending', pending_id: 'p', question_total: 2.5 } },
     ];
-    for (const node of [TURN, SESSION]) {
+    for (const node of [TURN, SESSION, MESSAGE, MESSAGE_EVENT]) {
       const generic = { ...node, write: undefined }; // same schema, written by the walk
       for (const v of odd) {
         for (const input of [v, [v, v], [v, { ...v }]]) {
@@ -338,6 +343,12 @@ describe('one field mapping (the fast-path codes: tests/boundary_codes.rs)', () 
     assert.throws(() => readTesting.tapeOf(bad, SESSION, 'sessions'), (e) => e.field === 'sessions.pending_action_revision.epoch');
     const getter = Object.defineProperty({ ...t0 }, 'metadata', { get() { throw new Error('no'); } });
     assert.throws(() => readTesting.tapeOf(getter, TURN, 'turns'), (e) => e.code === 'unreadable_value' && e.field === 'turns.metadata');
+    const badMessage = { ...message('m1'), pending_action_revision: { epoch: 1, sequence: 'x\uDC00' } };
+    assert.throws(() => readTesting.tapeOf([badMessage], MESSAGE_EVENTS, 'payloads'),
+      (e) => e.code === 'invalid_value' && e.field === 'payloads[0].pending_action_revision.sequence');
+    const statusGetter = { ...message('m1'), metadata: Object.defineProperty({}, 'status', { get() { throw new Error('no'); } }) };
+    assert.throws(() => readTesting.tapeOf([statusGetter], MESSAGES, 'messages'),
+      (e) => e.code === 'unreadable_value' && e.field === 'messages[0].metadata.status');
   });
 
   test('the tapes hold every key the decoders read, on every scenario input', () => {
