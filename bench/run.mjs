@@ -257,6 +257,12 @@ for (const [env, r] of envs) {
     out.push(line(`${env} ratio baseline/store`, r.events.map((e) => `${f(e.storeVsBaseline)}×`)));
     out.push(line(`${env} ratio stateless/baseline`, r.events.map((e) => `${f(e.statelessVsBaseline)}×`)));
   }
+  if (r.events[0].floor) {
+    // What any stateless call must do per render (store.bench.mjs, statelessFloor), no engine.
+    out.push(line(`${env} floor: read`, r.events.map((e) => cell(e.floor.read))));
+    out.push(line(`${env} floor: read + UTF-8`, r.events.map((e) => cell(e.floor.text))));
+    out.push(line(`${env} ratio floor/baseline`, r.events.map((e) => `${f(e.floorVsBaseline.text)}×`)));
+  }
 }
 const checked = results.node?.events ?? results.chromium?.events;
 if (checked?.some((e) => e.agreement)) {

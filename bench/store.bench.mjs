@@ -104,6 +104,61 @@ export function queryBench(tp, { now, messages = 10000, turnCounts = [50, 5000],
   return { messages, rows };
 }
 
+/**
+ * The least any stateless function over the app's arrays must do per event, with no engine at
+ * all, over the same events as the stateless functions (µs per event):
+ * - `read`: the app's arrays updated, then every field the rules take of each message and turn
+ *   read once (no copy, no call);
+ * - `text`: `read` plus each message's id and two timestamps written as UTF-8 into a buffer (the
+ *   text that must reach wasm memory for the rules to compare; the other fields repeat, and
+ *   could cross by handle).
+ * A stateless call does at least this per render, where the baseline can skip rows by reference
+ * comparisons: when `read` or `text` is above the baseline, no stateless design can meet it.
+ */
+function statelessFloor(history, events, { now, options }) {
+  const bytes = new Uint8Array(1 << 16);
+  const ascii = (text, at) => {
+    if (typeof text !== 'string') return at;
+    const n = Math.min(text.length, bytes.length - at);
+    for (let i = 0; i < n; i++) bytes[at + i] = text.charCodeAt(i);
+    return (at + n) & 0x7fff; // wraps: the bytes are not kept, only written
+  };
+  const floorPass = (withText) => {
+    const { messages, put, keep } = transcript(history.messages);
+    const turns = history.turns;
+    return () => {
+      let seen = 0;
+      const t0 = now();
+      for (const e of events) {
+        put(e.payload);
+        let at = 0;
+        for (let i = 0; i < turns.length; i++) {
+          const t = turns[i];
+          const m = t.metadata;
+          seen += (t.id !== undefined) + (t.started_at !== undefined) + (t.created_at !== undefined) + (t.completed_at !== undefined)
+            + (m != null && (m.lifecycle_only !== undefined) + (m.prompt_dispatch_pending !== undefined) + (m.prompt_dispatch_attempted !== undefined));
+        }
+        for (let i = 0; i < messages.length; i++) {
+          const m = messages[i];
+          const id = m.id !== undefined ? m.id : m.message_id;
+          const c = m.created_at;
+          const u = m.updated_at;
+          const d = m.metadata;
+          seen += (m.type !== undefined) + (m.turn_id !== undefined)
+            + (d != null && (d.status !== undefined) + (d.pending_id !== undefined) + (d.question_total !== undefined));
+          if (withText) at = ascii(u, ascii(c, ascii(id, at)));
+        }
+        seen += at;
+      }
+      const t = now() - t0;
+      consume(seen);
+      keep(history.messages.length);
+      return t;
+    };
+  };
+  return { read: measure(floorPass(false), events.length, options), text: measure(floorPass(true), events.length, options) };
+}
+
 /** A store holding the session's history (REST shapes), as after boot. */
 /**
  * An app's own copy of a session's transcript, `rows` to start with: `put(payload)` replaces the
@@ -247,6 +302,7 @@ export function eventBench(tp, n, {
   const baselineOptions = { now, budgetMs: baselineBudgetMs, warmupMs: Math.min(warmupMs, 200), minWarmPasses: 1, minSamples: 5 };
   const baselineResult = measure(rescanPass(pass.events, plain), k, baselineOptions);
   const baselinePrefix = ks < k ? measure(rescanPass(prefix, plain), ks, baselineOptions) : undefined;
+  const floor = statelessFloor(history, prefix, { now, options: baselineOptions });
   consume(actions + bundles);
   return {
     n,
@@ -255,6 +311,11 @@ export function eventBench(tp, n, {
     stateless: { ...statelessResult, eventsPerPass: ks },
     baseline: { ...baselineResult, eventsPerPass: k },
     ...(baselinePrefix && { baselinePrefix: { ...baselinePrefix, eventsPerPass: ks } }),
+    floor,
+    floorVsBaseline: {
+      read: floor.read.median / (baselinePrefix ?? baselineResult).median,
+      text: floor.text.median / (baselinePrefix ?? baselineResult).median,
+    },
     ratio: statelessResult.median / storeResult.median,
     storeVsBaseline: baselineResult.median / storeResult.median,
     statelessVsBaseline: statelessResult.median / (baselinePrefix ?? baselineResult).median,
