@@ -280,13 +280,14 @@ const ing = envs.filter(([, r]) => r?.ingest);
 if (ing.length) {
   const i0 = ing[0][1].ingest;
   out.push(`boot ingest: ${f(i0.mb, 1)} MB of JSON${i0.messages ? ` (${f(i0.messages, 0)} messages)` : ''}; MB/s of JSON text, median (best) of runs`);
-  out.push(line('', ['JSON.parse', 'feed store', 'parse + feed', 'parse+feed / parse', 'feed / parse']));
+  out.push(line('', ['JSON.parse', 'feed store', 'parse + feed', 'parse+feed / parse', 'feed / parse', 'floor (JS only)']));
   const both = (m, b) => (b === undefined ? f(m) : `${f(m)} (${f(b)})`);
   for (const [env, r] of ing) {
     const i = r.ingest;
     out.push(line(env === 'native' ? 'native (serde_json)' : env, [
       both(i.parseMBps, i.bestParseMBps), both(i.feedMBps, i.bestFeedMBps), both(i.parseAndFeedMBps, i.bestParseAndFeedMBps),
       `${f(i.endToEndVsParse * 100, 0)}%`, `${f(i.feedVsParse * 100, 0)}%`,
+      i.floorMBps === undefined ? '—' : both(i.floorMBps, i.bestFloorMBps),
     ]));
   }
   out.push('');
