@@ -29,6 +29,31 @@ export function taskProjectionError(code, field, message, cause) {
   return error;
 }
 
+/** Whether this module's wasm has been seen instantiated (then it stays so). */
+let initialized = false;
+
+/**
+ * Throws a TaskProjectionError `not_initialized` (field `init`) unless this module's wasm is
+ * instantiated: the browser entries' `await init()` (or `initSync`) has finished. The `node`,
+ * `edge-light` and fallback entries instantiate at import. Without this check, a call before
+ * init fails inside wasm-bindgen's glue with a TypeError about its internals.
+ */
+export function assertInitialized() {
+  if (initialized) return;
+  try {
+    __memory();
+  } catch (_) {
+    throw taskProjectionError(
+      'not_initialized',
+      'init',
+      'init: the task-projection wasm is not initialized yet: `await init()` (the default export of the entry you ' +
+        'imported) must finish before the first call (in a React client component, create the store once it has ' +
+        'resolved, e.g. in an effect; the node and edge-light entries need no init)',
+    );
+  }
+  initialized = true;
+}
+
 /** The JS type of `v` for a message (never throws, not even on a revoked Proxy). */
 export function typeName(v) {
   if (v === null) return 'null';
@@ -479,6 +504,7 @@ const spare = new Tape(true);
 
 /** A tape for one call's arguments (a JS one when a caller's getter calls us re-entrantly). */
 export function tape() {
+  if (!initialized) assertInitialized();
   let t = spare;
   if (t.busy) t = new Tape(false);
   t.busy = true;

@@ -17,7 +17,7 @@
 // `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 import {
-  readArg, readItems, tape, utf8Into, taskProjectionError, typeName, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
+  readArg, readItems, tape, utf8Into, taskProjectionError, typeName, assertInitialized, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
   MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT, TASK_INPUT, TASK_INPUTS,
   SELECTION_OPTIONS, SETTLE_OUTCOME,
 } from './read.js';
@@ -266,6 +266,7 @@ export class ProjectionStore {
   constructor(options) {
     // No options yet; reading none keeps a caller's getter from running.
     void options;
+    assertInitialized();
     const wasm = new WasmProjectionStore();
     STATE.set(this, {
       wasm,

@@ -115,17 +115,19 @@ export type SelectionOutcome =
  * The `code` of every error the engine throws: a value of the wrong type, a value outside its
  * domain (a lone surrogate in a string included), a malformed revision, an epoch that is not all
  * digits, a value whose reading threw (a getter, a Proxy trap: the exception is `cause`), a store
- * used after `dispose()` / `free()`.
+ * used after `dispose()` / `free()`, a call made before the browser entry's `await init()`
+ * finished (`not_initialized`, field `init`).
  */
 export type TaskProjectionErrorCode =
   | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch"
-  | "unreadable_value" | "disposed";
+  | "unreadable_value" | "disposed" | "not_initialized";
 
 /** Thrown for malformed input; the engine's state is unchanged. */
 export interface TaskProjectionError extends Error {
   name: "TaskProjectionError";
   code: TaskProjectionErrorCode;
-  /** Path of the offending value, e.g. `messages[2].id` (`this` for `disposed`). */
+  /** Path of the offending value, e.g. `messages[2].id` (`this` for `disposed`, `init` for
+   * `not_initialized`). */
   field: string;
   /** For `unreadable_value`: what reading the caller's value threw. */
   cause?: unknown;
