@@ -206,6 +206,69 @@ function readMessage(v, event) {
   return copy;
 }
 
+/**
+ * `value` read once into a plain copy by `node`, an OBJECT schema of leaves and objects (no
+ * arrays, no KEPT), for the argument named `name`: what the wasm decoder reads of it, and nothing
+ * else. Throws a TaskProjectionError.
+ */
+export function readCopy(value, node, name) {
+  root = name;
+  path.length = 0;
+  leafKey = undefined;
+  try {
+    return copyOf(value, node);
+  } catch (error) {
+    throw unreadable(error);
+  }
+}
+
+function copyOf(v, node) {
+  if (node === LEAF || node.t !== OBJECT || typeof v !== 'object' || v === null || Array.isArray(v)) return leaf(v);
+  const out = {};
+  for (let i = 0; i < node.keys.length; i++) {
+    const k = node.keys[i];
+    path.push(k);
+    out[k] = copyOf(v[k], node.nodes[i]);
+    path.pop();
+  }
+  return out;
+}
+
+/**
+ * A WebSocket frame (docs/server-api.md: `{ type, payload }`, or its JSON text) read once: its
+ * `type` (a string) and its `payload` (not read here: the apply call it is routed to reads it).
+ * Throws a TaskProjectionError (`invalid_value` for text that is not JSON, `invalid_type`).
+ */
+export function readFrame(frame) {
+  root = 'frame';
+  path.length = 0;
+  leafKey = undefined;
+  let value = frame;
+  let key = 'type';
+  try {
+    if (typeof value === 'string') {
+      try {
+        value = JSON.parse(value);
+      } catch (error) {
+        throw refuse('invalid_value', `not JSON (${quote(describe(error))})`);
+      }
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw refuse('invalid_type', `expected a frame { type, payload } or its JSON text, got ${typeName(value)}`);
+    }
+    const type = value.type;
+    key = 'payload';
+    const payload = value.payload;
+    if (typeof type !== 'string') {
+      path.push('type');
+      throw refuse('invalid_type', `expected a string, got ${typeName(type)}`);
+    }
+    return { type, payload };
+  } catch (error) {
+    throw unreadableAt(error, key);
+  }
+}
+
 /** `leaf(v)` for the field `key` of the value being read (the key completes an error's path). */
 function text(v, key) {
   if (typeof v === 'string' && !wellFormed(v)) {
@@ -988,6 +1051,10 @@ export const SESSION_EVENT = obj({
   pending_action_revision: REVISION,
 });
 export const SUMMARY_EVENT = obj({ task_id: LEAF, status_summary: kept(SUMMARY) });
+/** `server.hello`'s payload: what `__hello` reads. */
+export const HELLO = obj({ epoch: LEAF });
+/** `task.deleted`'s payload. */
+export const TASK_DELETED = obj({ task_id: LEAF });
 export const TASK_INPUT = obj({
   id: LEAF,
   status_summary: kept(SUMMARY),

@@ -17,9 +17,9 @@
 // `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 import {
-  readArg, readItems, tape, utf8Into, taskProjectionError, typeName, assertInitialized, LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE,
-  MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT, TASK_INPUT, TASK_INPUTS,
-  SELECTION_OPTIONS, SETTLE_OUTCOME,
+  readArg, readItems, readCopy, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
+  LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
+  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED,
 } from './read.js';
 
 // The codes of the fast-path call `__applyMessage` (src/wasm/store.rs `FastKind`, `FastAction`;
@@ -247,6 +247,21 @@ function changed(s) {
   });
 }
 
+/** The message frames' types and their event kinds. */
+const MESSAGE_FRAMES = Object.freeze({
+  __proto__: null,
+  'session.message.added': 'added',
+  'session.message.updated': 'updated',
+  'session.message.deleted': 'deleted',
+});
+
+/** What `applyFrame` did (FrameOutcome in the declarations). */
+function frameOutcome(type, applied, reason, refetch, taskId) {
+  const out = { type, applied, reason, refetch };
+  if (refetch === 'sessions') out.taskId = taskId;
+  return out;
+}
+
 /** The tape of a call with one argument (the wasm method takes it from there). */
 function one(value, node, name) {
   return tape().arg(value, node, name).send();
@@ -411,6 +426,65 @@ export class ProjectionStore {
 
   lastReason() {
     return live(this).wasm.lastReason();
+  }
+
+  // ---- frames -------------------------------------------------------------------------------
+
+  /**
+   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload }` or its
+   * JSON text, routed to the apply call its type names. Returns what happened and what to
+   * refetch; a type the store keeps nothing of is reported, not thrown. A malformed payload
+   * throws the typed error of that apply call, with nothing changed.
+   */
+  applyFrame(frame) {
+    const s = live(this);
+    const { type, payload } = readFrame(frame);
+    const kind = MESSAGE_FRAMES[type];
+    if (kind !== undefined) {
+      this.applyMessageEvent(kind, payload);
+      return frameOutcome(type, true, s.wasm.lastReason(), null);
+    }
+    switch (type) {
+      case 'turn.started':
+      case 'turn.completed':
+        this.applyTurnEvent(payload);
+        break;
+      case 'session.state_changed':
+        this.applySessionEvent(payload);
+        break;
+      case 'session.created': {
+        // The session joins its task's list only through the list (its order is the server's):
+        // the caller refetches it. Read once here, so the task id is known without a second read.
+        const copy = readCopy(payload, SESSION_EVENT, 'payload');
+        this.applySessionEvent(copy);
+        const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
+        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', taskId);
+      }
+      case 'task.status_summary.updated':
+        this.applyStatusSummaryEvent(payload);
+        break;
+      case 'task.updated':
+        this.applyTaskUpdated(payload);
+        break;
+      case 'task.deleted': {
+        const copy = readCopy(payload, TASK_DELETED, 'payload');
+        if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
+          throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { task_id }, got ${typeName(copy)}`);
+        }
+        this.removeTask(copy.task_id);
+        break;
+      }
+      case 'server.hello': {
+        one(payload, HELLO, 'payload');
+        const refetch = s.wasm.__hello();
+        return frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null);
+      }
+      case 'task.stalled':
+        return frameOutcome(type, false, 'not_stored', null);
+      default:
+        return frameOutcome(type, false, 'unknown_frame_type', null);
+    }
+    return frameOutcome(type, true, s.wasm.lastReason(), null);
   }
 
   // ---- selection ----------------------------------------------------------------------------

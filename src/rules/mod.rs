@@ -14,8 +14,10 @@
 //! | [`respond`] | §8 clarification bundle states and respond outcomes (server) |
 //! | [`stall`] | §9 stall detection and orphan healing (server) |
 //! | [`lifecycle`] | §10 workflow profile-session lifecycle |
+//! | [`connection`] | docs/server-api.md: what a connection's `server.hello` means for held state |
 
 pub mod clarification;
+pub mod connection;
 pub mod lifecycle;
 pub mod model;
 pub mod order;

@@ -80,6 +80,8 @@ pub struct ProjectionStore<P> {
     /// an event costs no allocation for a change set that would be dropped).
     track_changes: bool,
     version: u64,
+    /// The server epoch of the last `server.hello` applied (`None` before the first).
+    server_epoch: Option<Box<str>>,
 }
 
 impl<P> Default for ProjectionStore<P> {
@@ -98,6 +100,7 @@ impl<P> Default for ProjectionStore<P> {
             list_calls: 0,
             track_changes: true,
             version: 0,
+            server_epoch: None,
         }
     }
 }
@@ -116,6 +119,16 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// Increases on every change of the state.
+    /// A connection's `server.hello` with the server's `epoch`: what it means for the state held
+    /// ([`crate::rules::connection::hello`]); the epoch is remembered. No answer changes.
+    pub fn apply_hello(&mut self, epoch: &str) -> crate::rules::connection::Hello {
+        let hello = crate::rules::connection::hello(self.server_epoch.as_deref(), epoch);
+        if hello != crate::rules::connection::Hello::SameEpoch {
+            self.server_epoch = Some(epoch.into());
+        }
+        hello
+    }
+
     pub fn version(&self) -> u64 {
         self.version
     }

@@ -1,6 +1,7 @@
 //! Machine-readable reasons: why the store answered or applied what it did. Codes are static
 //! strings (nothing is built per call).
 
+use crate::rules::connection::Hello;
 use crate::rules::owner::{OwnerReason, SettleReason};
 use crate::rules::pending::SessionActionReason;
 use crate::rules::revision::ReplaceReason;
@@ -25,6 +26,8 @@ pub enum Reason {
     /// A session event older than the session's state (`updated_at`), without a newer
     /// projection.
     OlderStateIgnored,
+    /// A connection's `server.hello` (`applyFrame`): the first one, the same epoch, a new one.
+    Hello(Hello),
     // session action / current turn
     AuthoritativeProjection,
     SessionUnknown,
@@ -67,6 +70,11 @@ impl Reason {
             Reason::TaskRemoved => "task_removed",
             Reason::DeletedMessageStaysDeleted => "deleted_message_stays_deleted",
             Reason::OlderStateIgnored => "older_state_ignored",
+            Reason::Hello(h) => match h {
+                Hello::First => "first_hello",
+                Hello::SameEpoch => "same_epoch",
+                Hello::NewEpoch => "new_epoch",
+            },
             Reason::AuthoritativeProjection => "authoritative_projection",
             Reason::SessionUnknown => "session_unknown",
             Reason::Turn(r) => match r {

@@ -420,6 +420,15 @@ impl JsProjectionStore {
         self.mutate_tape(|s, t| api::remove_task(s, &t.arg(0)))
     }
 
+    /// `__hello()`: a `server.hello` frame's payload (on the tape), for `applyFrame`; whether the
+    /// client refetches its REST state (`lastReason()`: `first_hello`, `same_epoch`, `new_epoch`).
+    #[wasm_bindgen(js_name = __hello, skip_typescript)]
+    pub fn hello(&self) -> Result<bool, JsValue> {
+        let hello = with_tape(|t| api::apply_hello(&mut self.store.borrow_mut(), &t.arg(0)))?;
+        self.last_reason.set(Reason::Hello(hello));
+        Ok(hello.refetch())
+    }
+
     // ---- queries --------------------------------------------------------------------------------
 
     /// The id argument (the first on the tape) of a query.

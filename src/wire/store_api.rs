@@ -128,6 +128,17 @@ pub fn remove_task<W: Wire, P: Clone>(
     Ok(store.remove_task(&task_id))
 }
 
+/// A `server.hello` frame's payload (`{ epoch, started_at }`): what it means for the state held.
+pub fn apply_hello<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    payload: &W,
+) -> Result<crate::rules::connection::Hello, WireError> {
+    let path = Path::Root("payload");
+    decode::object(payload, &path)?;
+    let epoch = decode::text(&payload.get("epoch"), &path.key("epoch"))?;
+    Ok(store.apply_hello(epoch.as_ref()))
+}
+
 /// `applyTaskSnapshot(token, tasks)`.
 pub fn apply_task_snapshot<W: Wire + Clone, P: Clone>(
     store: &mut ProjectionStore<P>,

@@ -266,7 +266,7 @@ for (const [name, tp, raw] of [
 
     test('the boundary methods are not reachable from the public object', () => {
       const store = new tp.ProjectionStore();
-      for (const name of ['__scratch', '__intern', '__applyMessage', '__sessionQuery', '__internReset', '__takeChanges', '__track', '__wbg_ptr']) {
+      for (const name of ['__scratch', '__intern', '__applyMessage', '__sessionQuery', '__internReset', '__takeChanges', '__track', '__hello', '__wbg_ptr']) {
         assert.equal(store[name], undefined, name);
       }
       assert.deepEqual(Object.getOwnPropertyNames(store), []);

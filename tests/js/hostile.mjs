@@ -111,7 +111,11 @@ const taskInput = { id: T, status_summary: summary, status_summary_invalidated: 
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
 
-/** `[name, args, schemas, kind]`: kind "fn" (stateless) or "store" (a ProjectionStore method). */
+/** The schema of a frame `{ type, payload }` whose payload is read by `payload` (applyFrame). */
+const frame = (payload) => ({ t: 1, keys: ['type', 'payload'], of: { type: S.LEAF, payload }, nodes: [S.LEAF, payload] });
+
+/** `[name, args, schemas, kind]`: kind "fn" (stateless) or "store" (a ProjectionStore method); a
+ * name's first word is the method (`applyFrame server.hello`: one entry per frame shape). */
 export function entries() {
   const cases = readCases();
   const fn = (name, schemas) => [name, firstArgs(cases, name), schemas, 'fn'];
@@ -145,6 +149,10 @@ export function entries() {
     ['applyStatusSummaryEvent', [{ task_id: T, workspace_id: 'ws', status_summary: summary }], [S.SUMMARY_EVENT], 'store'],
     ['applyTaskUpdated', [taskInput], [S.TASK_INPUT], 'store'],
     ['removeTask', ['task-gone'], [S.LEAF], 'store'],
+    ['applyFrame session.message.added', [{ type: 'session.message.added', payload: message('m-5', 7) }], [frame(S.MESSAGE_EVENT)], 'store'],
+    ['applyFrame session.created', [{ type: 'session.created', payload: session('sess-3', 'RUNNING', null, 6) }], [frame(S.SESSION_EVENT)], 'store'],
+    ['applyFrame task.deleted', [{ type: 'task.deleted', payload: { task_id: 'task-gone' } }], [frame(S.TASK_DELETED)], 'store'],
+    ['applyFrame server.hello', [{ type: 'server.hello', payload: { epoch: '1', started_at: at(0) } }], [frame(S.HELLO)], 'store'],
     ['applyTaskSnapshot', [TOKEN, [taskInput]], [S.LEAF, S.TASK_INPUTS], 'store'],
     ['beginTaskFetch', [], [], 'store'],
     ['sessionPendingAction', ['sess-1'], [S.LEAF], 'store'],

@@ -43,8 +43,9 @@ async function call(tp, store, name, kind, args) {
     if (a === TICKET) return store.beginSelection('task-1').ticket;
     return a;
   });
-  if (kind === 'store') return store[name](...real);
-  return tp[name](...real);
+  const method = name.split(' ')[0];
+  if (kind === 'store') return store[method](...real);
+  return tp[method](...real);
 }
 
 /** Runs one hostile call; returns 'accepted', 'rejected', or a string describing what went wrong. */

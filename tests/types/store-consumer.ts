@@ -4,6 +4,7 @@
 // the line below it is *not* an error).
 import { ProjectionStore, boundedLoad } from 'task-projection';
 import type {
+  FrameOutcome,
   PendingAction,
   PendingClarification,
   SelectionLoad,
@@ -136,6 +137,16 @@ store.pendingOwner('task-1', 'sess-1');
 store.pendingOwner('task-1', null);
 exact<string, ReturnType<typeof store.lastReason>>(true);
 
+// --- frames ------------------------------------------------------------------------------------------
+declare const socketText: string;
+const outcome = store.applyFrame(socketText);
+exact<FrameOutcome, typeof outcome>(true);
+exact<'all' | 'sessions' | null, typeof outcome.refetch>(true);
+if (outcome.refetch === 'sessions' && outcome.taskId) store.applySessionList(outcome.taskId, sessions);
+store.applyFrame({ type: 'server.hello', payload: { epoch: '3' } });
+// @ts-expect-error a frame has a type
+store.applyFrame({ payload: {} });
+
 // --- selection --------------------------------------------------------------------------------------------
 async function openTask(taskId: string, remembered: string | null): Promise<string | null> {
   store.setActiveTask(taskId);
@@ -181,7 +192,7 @@ try {
   store.applyMessageEvent('added', added);
 } catch (e) {
   const error = e as TaskProjectionError;
-  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed', typeof error.code>(true);
+  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized', typeof error.code>(true);
   exact<unknown, typeof error.cause>(true);
   exact<string, typeof error.field>(true);
 }

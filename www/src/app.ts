@@ -291,14 +291,20 @@ export class App {
     }
   }
 
+  /**
+   * One frame: the store routes it (`applyFrame`: the apply call of its type, and what to refetch);
+   * the page then updates its display copy of what it shows (content, labels), which the store
+   * does not hold.
+   */
   private dispatch(type: string, p: Record<string, unknown>): void {
     const str = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : '');
+    const outcome = this.store.applyFrame({ type, payload: p });
+    const { reason } = outcome;
+    if (type === 'server.hello') return this.onHello(p, outcome.refetch === 'all');
     const kind = MESSAGE_KINDS[type];
     if (kind) {
       const sessionId = str('session_id');
       const id = str('message_id') || str('id');
-      this.store.applyMessageEvent(kind, p as never);
-      const reason = this.store.lastReason();
       this.note(`${type} ${id}`, reason);
       // The store judged the row stale or misrouted: the display copy keeps what it has too.
       if (reason === 'older_update_carries_no_projection' || reason === 'task_mismatch_rejected') return;
@@ -309,12 +315,9 @@ export class App {
       return;
     }
     switch (type) {
-      case 'server.hello':
-        return this.onHello(p);
       case 'turn.started':
       case 'turn.completed':
-        this.store.applyTurnEvent(p as never);
-        return this.note(`${type} ${str('id')}`);
+        return this.note(`${type} ${str('id')}`, reason);
       case 'session.created':
       case 'session.state_changed': {
         const sessionId = str('id') || str('session_id');
@@ -323,8 +326,6 @@ export class App {
           const list = this.sessionLists.get(taskId);
           if (list && !list.includes(sessionId)) list.unshift(sessionId);
         }
-        this.store.applySessionEvent(p as never);
-        const reason = this.store.lastReason();
         this.note(`${type} ${sessionId}`, reason);
         // Misrouted, or older than the projection we hold (e.g. a delayed frame of an old epoch):
         // the display copy keeps its state too.
@@ -332,16 +333,14 @@ export class App {
         const held = this.sessions.get(sessionId)?.value;
         const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
         this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
-        // The new session joins the listed order only through the task's next session list.
-        if (type === 'session.created' && taskId && this.sessionLists.has(taskId)) void this.loadSessions(taskId);
+        // The new session joins the listed order through the task's session list, fetched again.
+        if (outcome.refetch === 'sessions' && outcome.taskId && this.sessionLists.has(outcome.taskId)) void this.loadSessions(outcome.taskId);
         return;
       }
       case 'task.status_summary.updated':
-        this.store.applyStatusSummaryEvent(p as never);
-        return this.note(`${type} ${str('task_id')}`);
+        return this.note(`${type} ${str('task_id')}`, reason);
       case 'task.updated': {
-        this.store.applyTaskUpdated(p as never);
-        this.note(`${type} ${str('id')}`);
+        this.note(`${type} ${str('id')}`, reason);
         const id = str('id');
         if (id) {
           if (!this.tasks.has(id)) this.taskOrder.push(id);
@@ -351,34 +350,32 @@ export class App {
       }
       case 'task.deleted': {
         const id = str('task_id');
-        this.store.removeTask(id);
-        this.note(`${type} ${id}`);
+        this.note(`${type} ${id}`, reason);
         this.tasks.delete(id);
         this.taskOrder = this.taskOrder.filter((t) => t !== id);
         if (this.route.taskId === id) this.navigate({ taskId: null, sessionId: null });
         return;
       }
-      case 'task.stalled':
-        return this.note(`${type} ${str('task_id')}`, 'shown_only');
       default:
-        return this.note(type, 'ignored_event_type');
+        // task.stalled (shown only) and types this page does not know.
+        return this.note(`${type} ${str('task_id')}`.trim(), reason);
     }
   }
 
-  private onHello(p: Record<string, unknown>): void {
+  /** `server.hello`: the store says whether the epoch is new (`refetch`); a reconnection may have
+   * missed events whatever the epoch, and the first connection has fetched nothing yet. */
+  private onHello(p: Record<string, unknown>, refetch: boolean): void {
     const epoch = typeof p['epoch'] === 'string' ? p['epoch'] : null;
-    const changed = epoch !== this.epoch;
     const reconnected = this.hadConnection;
     this.hadConnection = true;
     this.epoch = epoch;
     this.connection = 'live';
     if (this.error?.startsWith('Cannot reach')) this.error = null;
-    // First connection, a new epoch (restart) or a reconnect (events may be lost): refetch.
-    if (changed || reconnected || !this.taskListLoaded) {
-      this.note(`server.hello epoch ${epoch ?? '?'}`, changed ? 'new_epoch_refetch' : 'reconnect_refetch');
+    if (refetch || reconnected || !this.taskListLoaded) {
+      this.note(`server.hello epoch ${epoch ?? '?'}`, refetch ? `${this.store.lastReason()}_refetch` : 'reconnect_refetch');
       void this.refreshAll();
     } else {
-      this.note(`server.hello epoch ${epoch ?? '?'}`, 'same_epoch');
+      this.note(`server.hello epoch ${epoch ?? '?'}`, this.store.lastReason());
     }
   }
 

@@ -41,6 +41,38 @@ export interface WireSessionEvent {
   pending_action_revision?: Revision | null;
 }
 
+/** A WebSocket frame of the reference server (docs/server-api.md). */
+export interface WireFrame {
+  type: string;
+  payload?: unknown;
+}
+
+/** What `applyFrame` did with a frame. */
+export interface FrameOutcome {
+  /** The frame's `type`. */
+  type: string;
+  /** Whether the store took the frame (false: `task.stalled`, which it keeps nothing of, and
+   * unknown types). */
+  applied: boolean;
+  /**
+   * What it did: the apply call's `lastReason()` (e.g. `"applied"`, `"older_revision_rejected"`);
+   * for `server.hello` `"first_hello"`, `"same_epoch"` or `"new_epoch"`; `"not_stored"` for
+   * `task.stalled`; `"unknown_frame_type"`.
+   */
+  reason: string;
+  /**
+   * What to fetch again: `"all"` after the first `server.hello` and after one with a new epoch (a
+   * restarted server: refetch the task list, the open task's sessions, the open session's turns
+   * and messages); `"sessions"` after `session.created` (the task's session list, `taskId`:
+   * its order is the server's); `null` otherwise. A reconnection to the same epoch may have
+   * missed events too: refetch `"all"` after every reconnection.
+   */
+  refetch: "all" | "sessions" | null;
+  /** For `refetch: "sessions"`: the task whose session list to fetch again (`null` if the
+   * payload named none). */
+  taskId?: string | null;
+}
+
 /** A task from `task.updated` or a REST task list / boot snapshot. */
 export interface WireTaskInput extends WireTask {
   id: string;
@@ -105,6 +137,15 @@ export class ProjectionStore {
   pendingOwner(taskId: string, preferredSessionId?: string | null): string;
   /** Why the last query or event did what it did, e.g. `"older_revision_rejected"`. */
   lastReason(): string;
+
+  /**
+   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload }` or its
+   * JSON text (`socket.onmessage = (e) => store.applyFrame(e.data)`), routed to the apply call its
+   * type names. Returns what happened and what to refetch. A type the store keeps nothing of is
+   * reported (`applied: false`), not thrown; a malformed frame or payload throws the typed error
+   * (`frame.type`, `payload.…`) with nothing changed.
+   */
+  applyFrame(frame: WireFrame | string): FrameOutcome;
 
   /** Starts a task selection (SPEC §6); `reload`: load the session list before settling. */
   beginSelection(taskId: string, options?: { preferredSessionId?: string | null } | null): { ticket: string; reload: boolean };

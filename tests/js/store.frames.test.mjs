@@ -1,0 +1,203 @@
+// store.applyFrame: the reference server's WebSocket frames (docs/server-api.md) routed to the
+// apply calls their types name. Checked against the same inputs applied by hand (same state, same
+// answers), for objects and JSON text; what each outcome says (applied, reason, refetch); unknown
+// and informational types reported without a change; malformed frames and payloads as typed
+// errors with nothing changed; every caller value read once.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ProjectionStore } from 'task-projection';
+
+const T = 'task-1';
+const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
+const rev = (sequence, epoch = '1') => ({ epoch, sequence });
+const session = (id, state, extra = {}) => ({
+  id, task_id: T, state, started_at: at(0), updated_at: at(0), is_primary: id === 'sess-a', pending_action: null,
+  pending_action_revision: rev(1), ...extra,
+});
+const turn = (id, sessionId, s = 0) => ({
+  id, session_id: sessionId, task_id: T, started_at: at(s), created_at: at(s), updated_at: at(s), completed_at: null, metadata: {},
+});
+const message = (id, sessionId, s, type = 'message', metadata = {}, projection = {}) => ({
+  message_id: id, session_id: sessionId, task_id: T, turn_id: `turn-${sessionId}`, author_type: 'agent', type,
+  metadata, created_at: at(s), updated_at: at(s), content: 'x', ...projection,
+});
+const question = (id, sessionId, s, sequence, status = 'pending') =>
+  message(id, sessionId, s, 'clarification_request', { pending_id: `p-${id}`, question_total: 1, status },
+    { pending_action: status === 'pending' ? 'clarification' : null, pending_action_revision: rev(sequence) });
+
+/** A store holding task-1 with two running sessions and their turns (as after the REST fetch). */
+function loaded() {
+  const store = new ProjectionStore();
+  store.applyTaskSnapshot(store.beginTaskFetch(), [{ id: T, status_summary: null }]);
+  store.applySessionList(T, [session('sess-a', 'RUNNING'), session('sess-b', 'RUNNING')]);
+  store.applyTurnList('sess-a', [turn('turn-sess-a', 'sess-a')]);
+  store.applyTurnList('sess-b', [turn('turn-sess-b', 'sess-b')]);
+  return store;
+}
+
+/** Frames of every type the store applies, each with the direct call it stands for. */
+const FRAMES = [
+  [{ type: 'session.message.added', payload: question('q1', 'sess-a', 1, 2) }, (s, p) => s.applyMessageEvent('added', p)],
+  [{ type: 'session.message.added', payload: message('m1', 'sess-b', 2) }, (s, p) => s.applyMessageEvent('added', p)],
+  [{ type: 'session.message.updated', payload: question('q1', 'sess-a', 1, 3, 'answered') }, (s, p) => s.applyMessageEvent('updated', p)],
+  [{ type: 'session.message.deleted', payload: { message_id: 'm1', session_id: 'sess-b', task_id: T } }, (s, p) => s.applyMessageEvent('deleted', p)],
+  [{ type: 'turn.completed', payload: { ...turn('turn-sess-b', 'sess-b'), completed_at: at(5), updated_at: at(5) } }, (s, p) => s.applyTurnEvent(p)],
+  [{ type: 'turn.started', payload: turn('turn-sess-b-2', 'sess-b', 6) }, (s, p) => s.applyTurnEvent(p)],
+  [{
+    type: 'session.state_changed',
+    payload: { session_id: 'sess-b', task_id: T, workspace_id: 'w', state: 'WAITING_FOR_INPUT', previous_state: 'RUNNING', reason: 'r', updated_at: at(7), pending_action: 'permission', pending_action_revision: rev(4) },
+  }, (s, p) => s.applySessionEvent(p)],
+  [{ type: 'session.created', payload: session('sess-c', 'RUNNING', { is_primary: false, updated_at: at(8) }) }, (s, p) => s.applySessionEvent(p)],
+  [{ type: 'task.status_summary.updated', payload: { task_id: T, workspace_id: 'w', status_summary: { revision: 3, pending_action: 'permission' } } }, (s, p) => s.applyStatusSummaryEvent(p)],
+  [{ type: 'task.updated', payload: { id: 'task-2', status_summary: { revision: 1, pending_action: null } } }, (s, p) => s.applyTaskUpdated(p)],
+  [{ type: 'task.deleted', payload: { task_id: 'task-2' } }, (s) => s.removeTask('task-2')],
+];
+
+/** Every answer the store gives about the fixture's tasks and sessions. */
+function answers(store) {
+  const out = {};
+  for (const id of ['sess-a', 'sess-b', 'sess-c']) {
+    out[id] = [store.sessionPendingAction(id), store.currentTurnId(id), store.pendingClarification(id), store.hiddenMessageIds(id), store.hasPendingPermission(id)];
+  }
+  for (const id of [T, 'task-2']) out[id] = [store.taskPendingAction(id), store.taskStatusSummary(id), store.pendingOwner(id)];
+  return out;
+}
+
+const typed = (code, field) => (e) => e.name === 'TaskProjectionError' && e.code === code && (field === undefined || e.field === field);
+
+describe('applyFrame routes each frame type to its apply call', () => {
+  for (const text of [false, true]) {
+    test(`every frame type, ${text ? 'as JSON text' : 'as objects'}: the state and answers of the direct calls`, () => {
+      const framed = loaded();
+      const direct = loaded();
+      for (const [frame, apply] of FRAMES) {
+        const outcome = framed.applyFrame(text ? JSON.stringify(frame) : frame);
+        apply(direct, frame.payload);
+        assert.equal(outcome.type, frame.type);
+        assert.equal(outcome.applied, true, frame.type);
+        assert.equal(outcome.reason, direct.lastReason(), `${frame.type}: the apply call's reason`);
+        assert.equal(framed.lastReason(), direct.lastReason());
+        assert.equal(framed.digest(), direct.digest(), `state after ${frame.type}`);
+      }
+      assert.deepEqual(answers(framed), answers(direct));
+      // The fixture's frames changed answers (a test over no-ops would prove nothing).
+      assert.equal(framed.sessionPendingAction('sess-b'), 'permission');
+      assert.equal(framed.taskPendingAction('task-2'), null);
+      framed.free();
+      direct.free();
+    });
+  }
+
+  test('outcomes: what applied, and what to refetch', () => {
+    const store = loaded();
+    assert.deepEqual(store.applyFrame(FRAMES[0][0]), { type: 'session.message.added', applied: true, reason: 'applied', refetch: null });
+    const created = store.applyFrame({ type: 'session.created', payload: session('sess-c', 'RUNNING') });
+    assert.deepEqual(created, { type: 'session.created', applied: true, reason: created.reason, refetch: 'sessions', taskId: T });
+    const stale = store.applyFrame({ type: 'session.message.updated', payload: question('q1', 'sess-a', 1, 1, 'answered') });
+    assert.equal(stale.applied, true);
+    assert.equal(stale.reason, 'older_revision_rejected', 'the apply call judged it; the outcome says so');
+    assert.equal(store.sessionPendingAction('sess-a'), 'clarification');
+    store.free();
+  });
+
+  test('server.hello: the first and a new epoch mean refetch everything, the same epoch nothing', () => {
+    const store = loaded();
+    const hello = (epoch) => store.applyFrame({ type: 'server.hello', payload: { epoch, started_at: at(0) } });
+    const version = store.version();
+    const digest = store.digest();
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'first_hello', refetch: 'all' });
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: null });
+    assert.equal(store.lastReason(), 'same_epoch');
+    assert.deepEqual(hello('6'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' });
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' }, 'epochs are not ordered');
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: null });
+    assert.equal(store.version(), version, 'a hello changes no answer');
+    assert.equal(store.digest(), digest);
+    const other = new ProjectionStore();
+    assert.equal(other.applyFrame('{"type":"server.hello","payload":{"epoch":"5"}}').reason, 'first_hello', 'each store sees its own first hello');
+    other.free();
+    store.free();
+  });
+
+  test('types the store keeps nothing of are reported, not thrown, and change nothing', () => {
+    const store = loaded();
+    const digest = store.digest();
+    const version = store.version();
+    const stalled = { type: 'task.stalled', payload: { task_id: T, workspace_id: 'w', sessions: [{ session_id: 'sess-a', silence_seconds: 90 }], threshold_seconds: 60 } };
+    assert.deepEqual(store.applyFrame(stalled), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null });
+    for (const type of ['task.archived', '', 'session.message.added.extra', '__proto__', 'constructor', 'toString']) {
+      assert.deepEqual(store.applyFrame({ type, payload: { whatever: 1 } }), { type, applied: false, reason: 'unknown_frame_type', refetch: null }, type);
+    }
+    assert.equal(store.digest(), digest);
+    assert.equal(store.version(), version);
+    store.free();
+  });
+});
+
+describe('applyFrame: bad frames are typed errors and change nothing', () => {
+  const cases = [
+    ['text that is not JSON', '{"type":', 'invalid_value', 'frame'],
+    ['a number', 42, 'invalid_type', 'frame'],
+    ['null', null, 'invalid_type', 'frame'],
+    ['an array', [{ type: 'server.hello' }], 'invalid_type', 'frame'],
+    ['no type', { payload: {} }, 'invalid_type', 'frame.type'],
+    ['a type that is not a string', { type: 7, payload: {} }, 'invalid_type', 'frame.type'],
+    ['a message payload that is not an object', { type: 'session.message.added', payload: 'x' }, 'invalid_type'],
+    ['a message id that is not a string', { type: 'session.message.added', payload: { ...message('m9', 'sess-a', 9), message_id: 9 } }, 'invalid_type'],
+    ['a hello without an epoch', { type: 'server.hello', payload: { started_at: at(0) } }, 'invalid_type', 'payload.epoch'],
+    ['a hello without a payload', { type: 'server.hello' }, 'invalid_type', 'payload'],
+    ['a session.created with a lone surrogate', { type: 'session.created', payload: session('s\uD800', 'RUNNING') }, 'invalid_value', 'payload.id'],
+    ['a task.deleted without a task id', { type: 'task.deleted', payload: {} }, 'invalid_type'],
+    // Found by the hostile catalogue (tests/js/hostile.mjs): a TypeError before the fix.
+    ['a task.deleted with a null payload', { type: 'task.deleted', payload: null }, 'invalid_type', 'payload'],
+    ['a task.deleted without a payload', { type: 'task.deleted' }, 'invalid_type', 'payload'],
+    ['a malformed revision', { type: 'session.state_changed', payload: { session_id: 'sess-a', task_id: T, state: 'IDLE', pending_action: null, pending_action_revision: { epoch: '1', sequence: -1 } } }, 'invalid_revision', 'payload.pending_action_revision.sequence'],
+  ];
+  for (const [name, frame, code, field] of cases) {
+    test(name, () => {
+      const store = loaded();
+      store.applyFrame({ type: 'server.hello', payload: { epoch: '1' } });
+      const digest = store.digest();
+      assert.throws(() => store.applyFrame(frame), typed(code, field));
+      assert.equal(store.digest(), digest);
+      assert.equal(store.applyFrame({ type: 'server.hello', payload: { epoch: '1' } }).reason, 'same_epoch', 'the held epoch too');
+      store.free();
+    });
+  }
+
+  test("a caller's getter that throws becomes unreadable_value at its field", () => {
+    const store = loaded();
+    const frame = Object.defineProperty({ payload: {} }, 'type', { get() { throw new Error('boom'); } });
+    assert.throws(() => store.applyFrame(frame), (e) => typed('unreadable_value', 'frame.type')(e) && e.cause.message === 'boom');
+    const payload = Object.defineProperty({}, 'epoch', { get() { throw new Error('no'); } });
+    assert.throws(() => store.applyFrame({ type: 'server.hello', payload }), typed('unreadable_value', 'payload.epoch'));
+    store.free();
+  });
+
+  test('after dispose it throws disposed', () => {
+    const store = loaded();
+    store.dispose();
+    assert.throws(() => store.applyFrame({ type: 'server.hello', payload: { epoch: '1' } }), typed('disposed'));
+  });
+});
+
+test('applyFrame reads the frame and each payload key once', () => {
+  // Reads counted by path (`payload.metadata.status`), every nested object wrapped too.
+  const counted = (target, reads, at = '') => new Proxy(target, {
+    get(t, key) {
+      const path = typeof key === 'string' ? `${at}${key}` : String(key);
+      reads.set(path, (reads.get(path) ?? 0) + 1);
+      const v = t[key];
+      return v !== null && typeof v === 'object' ? counted(v, reads, `${path}.`) : v;
+    },
+  });
+  for (const [frame] of [...FRAMES, [{ type: 'server.hello', payload: { epoch: '1', started_at: at(0) } }]]) {
+    const store = loaded();
+    const reads = new Map();
+    store.applyFrame(counted(frame, reads));
+    for (const [key, n] of reads) assert.equal(n, 1, `${frame.type}: ${key} read ${n} times`);
+    assert.equal(reads.get('type'), 1);
+    assert.equal(reads.get('payload'), 1);
+    store.free();
+  }
+});
