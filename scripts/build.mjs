@@ -44,6 +44,8 @@ import { buildDefaultWasm, buildMvpWasm, cargoTargetDir, cleanPackage } from './
 
 const started = Date.now();
 const crate = preflight();
+// Every entry exports the package version (`@VERSION@` in the static entries).
+for (const module of MODULES) module.entry.VERSION = JSON.stringify(crate.version);
 const targetDir = cargoTargetDir();
 cleanPackage();
 for (const module of MODULES) {

@@ -50,6 +50,22 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.name, 'task-projection');
     assert.equal(pkg.version, version);
     assert.equal(pkg.type, 'module');
+    assert.equal(pkg.license, 'MIT');
+    assert.ok(pkg.files.includes('LICENSE'), 'the license text ships with the package');
+    assert.match(readFileSync(path.join(pkgDir, 'LICENSE'), 'utf8'), /^MIT License/);
+    // No placeholder: a repository field is a real URL or absent.
+    assert.ok(pkg.repository === undefined || !/example\.invalid/.test(JSON.stringify(pkg.repository)), String(pkg.repository));
+  });
+
+  test('every entry of both modules exports the package version', async () => {
+    assert.equal(nodeEntry.version, pkg.version);
+    assert.equal(rulesEntry.version, pkg.version);
+    for (const dir of ['', 'rules/']) {
+      for (const entry of ['index.js', 'node.js', 'mvp/index.js', 'fallback/index.js']) {
+        const m = await import(pathToFileURL(path.join(pkgDir, dir, entry)).href);
+        assert.equal(m.version, pkg.version, `${dir}${entry}`);
+      }
+    }
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
@@ -100,8 +116,8 @@ describe('pkg/package.json', () => {
 
 describe('entries', () => {
   test('the store module exports the store, boundedLoad and init; the rules module the stateless functions', () => {
-    assert.deepEqual(Object.keys(nodeEntry).sort(), ['ProjectionStore', 'boundedLoad', 'default', 'initSync']);
-    assert.deepEqual(Object.keys(rulesEntry).sort(), [...RULES, 'default', 'initSync'].sort());
+    assert.deepEqual(Object.keys(nodeEntry).sort(), ['ProjectionStore', 'boundedLoad', 'default', 'initSync', 'version']);
+    assert.deepEqual(Object.keys(rulesEntry).sort(), [...RULES, 'default', 'initSync', 'version'].sort());
   });
 
   for (const [label, node, webUrl] of [['task-projection', nodeEntry, webEntryUrl], ['task-projection/rules', rulesEntry, rulesWebEntryUrl]]) {

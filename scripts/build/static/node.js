@@ -6,6 +6,8 @@ import { initSync } from './task_projection.js';
 
 export { initSync } from './task_projection.js';
 @EXPORTS@
+/** The package version (package.json's `version`). */
+export const version = @VERSION@;
 
 const WASM_BASE64 = '@WASM_BASE64@';
 

@@ -132,3 +132,6 @@ export interface TaskProjectionError extends Error {
   /** For `unreadable_value`: what reading the caller's value threw. */
   cause?: unknown;
 }
+
+/** The package version (`package.json`'s `version`), e.g. to log beside a bug report. */
+export const version: string;

@@ -5,3 +5,5 @@
 // read once, in JS, before it crosses).
 export { default, initSync } from './task_projection.js';
 @EXPORTS@
+/** The package version (package.json's `version`). */
+export const version = @VERSION@;

@@ -4,3 +4,5 @@
 // read once, in JS, before it crosses).
 export { default, initSync } from './task_projection.js';
 @EXPORTS@
+/** The package version (package.json's `version`). */
+export const version = @VERSION@;
