@@ -428,6 +428,10 @@ export class ProjectionStore {
     return live(this).wasm.lastReason();
   }
 
+  lastApplyReason() {
+    return live(this).wasm.lastApplyReason();
+  }
+
   // ---- frames -------------------------------------------------------------------------------
 
   /**

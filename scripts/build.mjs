@@ -4,6 +4,8 @@
 //   node scripts/build.mjs          release build + wasm-opt -O2 -ocimfs 0
 //   node scripts/build.mjs --dev    release build, no wasm-opt on the default wasm (faster, larger;
 //                                   its size budget is not checked)
+//   node scripts/build.mjs --if-changed   nothing when pkg/ was built from the same inputs
+//                                   (npm start; stamp.mjs says what the inputs are)
 //
 // The package has two modules (common.mjs, MODULES), each one export set of the crate (a Cargo
 // feature) in its own wasm: the store (`task-projection`, pkg/) and the stateless rule functions
@@ -35,11 +37,13 @@
 //   8. Sizes (raw, gzip, brotli) of every artifact; the build FAILS when one exceeds its budget.
 //      [sizes.mjs; the budgets and their history: budgets.mjs]
 // Shared paths, flags and helpers (run, log, fail, timed): common.mjs.
-import { MODULES, preflight, fail, log, timings } from './build/common.mjs';
+import path from 'node:path';
+import { MODULES, dev, preflight, fail, log, rel, timings } from './build/common.mjs';
 import { buildFallback } from './build/fallback.mjs';
 import { assemblePackage, linkConsumers, writeNodeEntry } from './build/package.mjs';
 import { BUDGETS_AT, reportSizes } from './build/sizes.mjs';
 import { smokeChecks } from './build/smoke.mjs';
+import { clearStamp, inputsDigest, upToDate, writeStamp } from './build/stamp.mjs';
 import { buildDefaultWasm, buildMvpWasm, cargoTargetDir, cleanPackage } from './build/wasm.mjs';
 
 const started = Date.now();
@@ -47,6 +51,12 @@ const crate = preflight();
 // Every entry exports the package version (`@VERSION@` in the static entries).
 for (const module of MODULES) module.entry.VERSION = JSON.stringify(crate.version);
 const targetDir = cargoTargetDir();
+const digest = inputsDigest({ dev, node: process.versions.node });
+if (process.argv.includes('--if-changed') && upToDate(targetDir, digest)) {
+  log(`pkg/ is up to date (built from these inputs: ${rel(path.join(targetDir, 'pkg-inputs.sha256'))}); nothing to do`);
+  process.exit(0);
+}
+clearStamp(targetDir);
 cleanPackage();
 for (const module of MODULES) {
   const wasmBytes = buildDefaultWasm({ libName: crate.libName, module, targetDir }); // 1
@@ -60,4 +70,5 @@ linkConsumers(); // 7
 const over = reportSizes(); // 8
 log(`timings: ${timings.join(', ')}`);
 if (over.length) fail(`size budget exceeded (budgets: ${BUDGETS_AT}):\n  ${over.join('\n  ')}`);
+writeStamp(targetDir, digest);
 log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s: pkg/ task-projection@${crate.version}`);

@@ -2,7 +2,7 @@
 // `npm start`: everything a fresh machine needs to run the demo against the reference server.
 //
 //   1. bash scripts/setup.sh            (idempotent tool install)
-//   2. node scripts/build.mjs           (the wasm package -> pkg/)
+//   2. node scripts/build.mjs --if-changed   (the wasm package -> pkg/, unless built from the same inputs)
 //   3. node www/build.mjs               (the demo page -> www/dist/)
 //   4. cargo build --features server --bin task-projection-server
 //   5. task-projection-server --seed-demo --simulator --www www/dist --pkg pkg   (SQLite, default file)
@@ -34,7 +34,7 @@ function serverBinary(cwd = root) {
 }
 
 step('install tools', 'bash', ['scripts/setup.sh']);
-step('build the wasm package', process.execPath, ['scripts/build.mjs']);
+step('build the wasm package (skipped when its inputs are unchanged)', process.execPath, ['scripts/build.mjs', '--if-changed']);
 step('build the demo page', process.execPath, ['www/build.mjs']);
 step('build the server', 'cargo', ['build', '--features', 'server', '--bin', 'task-projection-server']);
 

@@ -75,6 +75,8 @@ pub struct JsProjectionStore {
     store: RefCell<Store<JsValue>>,
     cache: RefCell<[Cache; 3]>,
     last_reason: Cell<Reason>,
+    /// The reason of the last apply call alone (`lastApplyReason()`: queries leave it).
+    last_apply: Cell<Reason>,
     disposed: Cell<bool>,
     /// Whether a row of the message page being applied by `store.js` changed something.
     page_changed: Cell<bool>,
@@ -100,6 +102,7 @@ impl JsProjectionStore {
             store: RefCell::new(Store::without_change_tracking()),
             cache: RefCell::default(),
             last_reason: Cell::new(Reason::Unchanged),
+            last_apply: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
             page_changed: Cell::new(false),
             names: RefCell::new(Vec::new()),
@@ -114,8 +117,14 @@ impl JsProjectionStore {
         f: impl FnOnce(&mut Store<JsValue>, Tape<'_>) -> Result<Reason, crate::WireError>,
     ) -> Result<(), JsValue> {
         let reason = with_tape(|t| f(&mut self.store.borrow_mut(), t))?;
-        self.last_reason.set(reason);
+        self.applied(reason);
         Ok(())
+    }
+
+    /// Records the reason of an apply call (for `lastReason()` and `lastApplyReason()`).
+    fn applied(&self, reason: Reason) {
+        self.last_reason.set(reason);
+        self.last_apply.set(reason);
     }
 
     fn mutate(
@@ -128,7 +137,7 @@ impl JsProjectionStore {
         };
         match result {
             Ok(reason) => {
-                self.last_reason.set(reason);
+                self.applied(reason);
                 Ok(())
             }
             Err(error) => Err(js_error(error)),
@@ -425,7 +434,7 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = __hello, skip_typescript)]
     pub fn hello(&self) -> Result<bool, JsValue> {
         let hello = with_tape(|t| api::apply_hello(&mut self.store.borrow_mut(), &t.arg(0)))?;
-        self.last_reason.set(Reason::Hello(hello));
+        self.applied(Reason::Hello(hello));
         Ok(hello.refetch())
     }
 
@@ -634,6 +643,13 @@ impl JsProjectionStore {
     #[wasm_bindgen(js_name = lastReason, skip_typescript)]
     pub fn last_reason(&self) -> String {
         self.last_reason.get().code().to_owned()
+    }
+
+    /// `lastApplyReason()`: the reason of the last apply call (an event, a REST input, a frame),
+    /// which queries do not overwrite: what to log after a render.
+    #[wasm_bindgen(js_name = lastApplyReason, skip_typescript)]
+    pub fn last_apply_reason(&self) -> String {
+        self.last_apply.get().code().to_owned()
     }
 
     // ---- selection ------------------------------------------------------------------------------

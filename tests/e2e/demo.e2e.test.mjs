@@ -187,6 +187,18 @@ test('a detached current-turn question stays answerable and the answer resumes t
     assert.equal(await page.getByTestId('session-view').getAttribute('data-pending'), 'none');
   });
   await screenshot(page, 'detached-question-answered');
+  // The notice belongs to the session the answer was given in: another task's session does not
+  // show it (it did: "Answer delivered." appeared in whatever session was open next).
+  assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.');
+  const { task_id: other } = await server.sim('tasks', { title: 'Write the changelog' });
+  const { session_id: otherSession } = await server.sim(`tasks/${other}/sessions`, { primary: true, state: 'RUNNING' });
+  await eventually(async () => assert.ok(await taskItem(page, other).isVisible()));
+  await clickTask(page, other);
+  await eventually(async () => assert.equal((await pageState(page)).session, otherSession));
+  assert.equal(await page.getByTestId('respond-notice').count(), 0, 'no notice from another session');
+  await clickTask(page, taskId);
+  await eventually(async () => assert.equal((await pageState(page)).session, sessionId));
+  assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.', 'still shown where it was given');
   assert.deepEqual(problems, []);
 });
 

@@ -24,9 +24,10 @@ const RULES = ['currentTurnId', 'visibleTurnHistory', 'findPendingClarification'
   'resolveTaskSessionId', 'selectionOutcome', 'isNewerStatusSummary', 'mergeFetchedStatusSummary',
   'normalizeStartPolicy', 'normalizeEndPolicy'];
 
-/** Export names listed in the table of docs/js-api.md (first column). */
+/** Export names listed in the stateless functions' table of docs/js-api.md (first column). */
 function documentedExports() {
-  const doc = readFileSync(path.join(repoRoot, 'docs/js-api.md'), 'utf8');
+  const full = readFileSync(path.join(repoRoot, 'docs/js-api.md'), 'utf8');
+  const doc = full.slice(full.indexOf('## The stateless rule functions'));
   const names = new Set();
   for (const line of doc.split('\n')) {
     if (!line.startsWith('| `')) continue;
@@ -139,6 +140,15 @@ describe('entries', () => {
       for (const name of names) assert.equal(required[name], node[name], name);
     });
   }
+
+  test('every ProjectionStore method is in the store table of docs/js-api.md, and every row is a method', () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/js-api.md'), 'utf8');
+    const table = doc.slice(doc.indexOf('## The store'), doc.indexOf('## The stateless rule functions'));
+    const documented = new Set([...table.matchAll(/^\| `([A-Za-z]\w*)\(/gm)].map((m) => m[1]));
+    const methods = Object.getOwnPropertyNames(nodeEntry.ProjectionStore.prototype).filter((n) => n !== 'constructor');
+    assert.ok(methods.length >= 30, `${methods.length} methods`);
+    assert.deepEqual([...documented].sort(), methods.sort());
+  });
 
   test('every function in the docs/js-api.md table is exported as a function by task-projection/rules', () => {
     const documented = documentedExports();

@@ -5,6 +5,7 @@
 import { ProjectionStore, boundedLoad } from 'task-projection';
 import type {
   FrameOutcome,
+  Reason,
   PendingAction,
   PendingClarification,
   SelectionLoad,
@@ -135,7 +136,12 @@ const owner = store.pendingOwner('task-1');
 exact<string, typeof owner>(true);
 store.pendingOwner('task-1', 'sess-1');
 store.pendingOwner('task-1', null);
-exact<string, ReturnType<typeof store.lastReason>>(true);
+exact<Reason, ReturnType<typeof store.lastReason>>(true);
+exact<Reason, ReturnType<typeof store.lastApplyReason>>(true);
+const why: Reason = store.lastReason();
+if (why === 'older_revision_rejected') console.log('stale');
+// @ts-expect-error not a reason code
+if (why === 'no_such_reason') console.log('never');
 
 // --- frames ------------------------------------------------------------------------------------------
 declare const socketText: string;

@@ -8,7 +8,8 @@ import { isRecord, type Frame, type Message, type RespondBody, type Session, typ
 export type Route = { taskId: string | null; sessionId: string | null };
 export type Connection = 'connecting' | 'live' | 'offline';
 export interface ReasonEntry { n: number; source: string; reason: string }
-export interface Notice { kind: 'info' | 'error'; text: string }
+/** What became of an answer, shown in the session it was given in (and nowhere else). */
+export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string }
 
 const MESSAGE_KINDS: Record<string, 'added' | 'updated' | 'deleted'> = {
   'session.message.added': 'added',
@@ -110,7 +111,7 @@ export class App {
     });
   }
 
-  note(source: string, reason = this.store.lastReason()): void {
+  note(source: string, reason: string = this.store.lastReason()): void {
     this.reasons.push({ n: ++this.reasonCount, source, reason });
     if (this.reasons.length > 60) this.reasons.shift();
     this.render();
@@ -384,7 +385,7 @@ export class App {
   async respond(sessionId: string, pendingId: string, body: RespondBody): Promise<void> {
     if (this.busy.has(pendingId)) return;
     this.busy.add(pendingId);
-    this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipping…' : 'Sending…' });
+    this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipping…' : 'Sending…', sessionId });
     this.render();
     let result: api.RespondResult;
     try {
@@ -396,18 +397,18 @@ export class App {
     this.note(`respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
     switch (result.kind) {
       case 'success':
-        this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipped.' : 'Answer delivered.' });
+        this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipped.' : 'Answer delivered.', sessionId });
         break;
       case 'conflict':
-        this.notices.set(pendingId, { kind: 'error', text: 'This question is no longer open (answered, skipped or superseded).' });
+        this.notices.set(pendingId, { kind: 'error', text: 'This question is no longer open (answered, skipped or superseded).', sessionId });
         // Our view is behind: reload the session from the server.
         void this.loadSession(sessionId);
         break;
       case 'retryable':
-        this.notices.set(pendingId, { kind: 'error', text: `Could not deliver right now (${result.detail}). Try again.` });
+        this.notices.set(pendingId, { kind: 'error', text: `Could not deliver right now (${result.detail}). Try again.`, sessionId });
         break;
       case 'failed':
-        this.notices.set(pendingId, { kind: 'error', text: `The server could not deliver it (${result.detail}).` });
+        this.notices.set(pendingId, { kind: 'error', text: `The server could not deliver it (${result.detail}).`, sessionId });
         break;
     }
     this.render();

@@ -204,8 +204,9 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   }
   const busy = bundle?.pending_id ? app.busy.has(bundle.pending_id) : false;
   for (const b of slot.querySelectorAll('button')) b.disabled = busy;
-  // A notice outlives its bundle (e.g. "This question is no longer open"): show it under the status.
-  const orphan = [...app.notices.entries()].find(([id]) => id !== bundle?.pending_id && !app.busy.has(id));
+  // A notice outlives its bundle (e.g. "This question is no longer open"): show it under the
+  // status, in the session it was given in only.
+  const orphan = [...app.notices.entries()].find(([id, n]) => n.sessionId === sessionId && id !== bundle?.pending_id && !app.busy.has(id));
   let stale = status.querySelector<HTMLElement>('[data-testid="respond-notice"]');
   if (orphan) {
     if (!stale) status.append((stale = h('p', { 'data-testid': 'respond-notice', role: 'status' })));

@@ -41,6 +41,125 @@ export interface WireSessionEvent {
   pending_action_revision?: Revision | null;
 }
 
+/**
+ * Why the store did or answered what it did: `lastReason()` (the last call, query or apply),
+ * `lastApplyReason()` (the last apply call), `applyFrame(...).reason`. Stable codes.
+ */
+export type Reason =
+  // ---- apply calls -------------------------------------------------------------------------------
+  /** The input changed the state. */
+  | "applied"
+  /** The input was valid and changed nothing (already held, or equal to what is held). */
+  | "unchanged"
+  /** Its pending-action revision is older than the held one (SPEC §5): the projection is kept. */
+  | "older_revision_rejected"
+  /** A message update older than the held row, carrying no projection: ignored. */
+  | "older_update_carries_no_projection"
+  /** The input names a task other than the one its session belongs to: rejected. */
+  | "task_mismatch_rejected"
+  /** Held for a session no session list has listed yet: it counts once a list lists it. */
+  | "buffered_until_session_list"
+  /** A turn event before the session's turn list: kept, and merged when the list arrives. */
+  | "buffered_until_turn_list"
+  /** `applyTaskSnapshot` for a fetch the store no longer tracks: ignored. */
+  | "unknown_fetch_token"
+  /** About a removed task or one of its sessions: removal is final. */
+  | "task_removed"
+  /** An add or update of a message that a newer input deleted. */
+  | "deleted_message_stays_deleted"
+  /** A session event older than the session's state (`updated_at`), without a newer projection. */
+  | "older_state_ignored"
+  /** `server.hello` (applyFrame): the first the store sees (refetch). */
+  | "first_hello"
+  /** `server.hello` with the epoch the store saw last (nothing to refetch). */
+  | "same_epoch"
+  /** `server.hello` with another epoch: a restarted server (refetch). */
+  | "new_epoch"
+  // ---- a session's pending action and current turn (SPEC §2, §4) -------------------------------------
+  /** The session's revisioned `pending_action` projection decides (SPEC §4). */
+  | "authoritative_projection"
+  /** No such session is held. */
+  | "session_unknown"
+  /** The session's turns are not loaded: the current turn is unknown. */
+  | "turn_history_not_loaded"
+  /** The session's state cannot take input (quarantined): no current turn, nothing pending. */
+  | "session_not_input_capable"
+  /** No turn is eligible (lifecycle-only turns and unpublished reservations are skipped). */
+  | "no_eligible_turn"
+  /** An open turn outranks every completed one. */
+  | "open_turn_outranks_completed"
+  /** The newest turn by `started_at`, `created_at`, `id`. */
+  | "newest_turn"
+  /** A terminal session (COMPLETED, FAILED, CANCELLED) has nothing pending. */
+  | "terminal_session"
+  /** There is no current turn, so nothing is pending. */
+  | "no_current_turn"
+  /** A pending clarification in the current turn. */
+  | "pending_clarification_in_current_turn"
+  /** The latest permission request of the current turn is pending. */
+  | "latest_permission_pending"
+  /** Nothing is pending in the current turn. */
+  | "nothing_pending_in_current_turn"
+  // ---- the live question (SPEC §3) -----------------------------------------------------------------
+  /** The session's projection says something other than a clarification is pending. */
+  | "projection_not_clarification"
+  /** The current turn is not known yet (turns not loaded). */
+  | "authority_unknown"
+  /** No pending clarification request in the current turn. */
+  | "no_pending_request"
+  /** Fewer rows of the bundle than its `question_total` have arrived: nothing shown yet. */
+  | "bundle_incomplete"
+  /** The live question's bundle (by `pending_id`). */
+  | "active_bundle"
+  /** The newest permission request is pending. */
+  | "newest_permission_pending"
+  /** No permission request is pending. */
+  | "no_pending_permission"
+  // ---- tasks (SPEC §4, §7) ------------------------------------------------------------------------------
+  /** No such task is held. */
+  | "task_unknown"
+  /** The task's status summary decides its pending action. */
+  | "status_summary_action"
+  /** No summary: the legacy `task_pending_action` field decides. */
+  | "legacy_task_action"
+  /** Derived from the task's sessions' pending actions. */
+  | "derived_from_sessions"
+  /** The held status summary. */
+  | "status_summary_held"
+  /** The task has no status summary. */
+  | "no_status_summary"
+  // ---- pending owner and selection (SPEC §6) ------------------------------------------------------
+  /** The listed input-capable session whose pending action is the task's. */
+  | "pending_owner"
+  /** The task is pending but no listed session can own it: task-only, never a guess. */
+  | "owner_not_input_capable"
+  /** A clean task: the remembered session, listed. */
+  | "preferred_session"
+  /** A clean task: its primary session. */
+  | "primary_session"
+  /** A clean task: its first listed session. */
+  | "first_listed_session"
+  /** A clean task with no listed session: the remembered session. */
+  | "preferred_not_listed"
+  /** No session to open: task-only. */
+  | "no_session"
+  /** A newer selection replaced this one: inert. */
+  | "superseded_by_newer_selection"
+  /** Navigation moved to another task while loading: inert. */
+  | "active_task_changed"
+  /** The load was aborted: inert. */
+  | "aborted"
+  /** The task is gone: inert. */
+  | "task_gone"
+  /** The task's pending action changed while the sessions loaded: task-only. */
+  | "task_changed_during_load"
+  /** The session list failed to load for a pending task: task-only (fail closed). */
+  | "load_failed_pending_task"
+  /** The session list failed to load for a clean task: the remembered session, else task-only. */
+  | "load_failed_clean_task"
+  /** `settleSelection` with a ticket that is not the current one. */
+  | "ticket_not_current";
+
 /** A WebSocket frame of the reference server (docs/server-api.md). */
 export interface WireFrame {
   type: string;
@@ -59,7 +178,7 @@ export interface FrameOutcome {
    * for `server.hello` `"first_hello"`, `"same_epoch"` or `"new_epoch"`; `"not_stored"` for
    * `task.stalled`; `"unknown_frame_type"`.
    */
-  reason: string;
+  reason: Reason | "not_stored" | "unknown_frame_type";
   /**
    * What to fetch again: `"all"` after the first `server.hello` and after one with a new epoch (a
    * restarted server: refetch the task list, the open task's sessions, the open session's turns
@@ -135,8 +254,11 @@ export class ProjectionStore {
   taskStatusSummary(taskId: string): WireStatusSummary | null;
   /** The session to open for the task, or `""` for task-only navigation. */
   pendingOwner(taskId: string, preferredSessionId?: string | null): string;
-  /** Why the last query or event did what it did, e.g. `"older_revision_rejected"`. */
-  lastReason(): string;
+  /** Why the last query or apply call did what it did, e.g. `"older_revision_rejected"`. */
+  lastReason(): Reason;
+  /** Why the last apply call (an event, a REST input, a frame) did what it did; queries do not
+   * overwrite it, so it can be logged after a render. */
+  lastApplyReason(): Reason;
 
   /**
    * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload }` or its
