@@ -71,14 +71,17 @@ export function assemblePackage({ version, description, license, repository }) {
   copyStatic('loader.node.js');
   files.push('loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts');
 
-  // Hand-written JS helpers shipped beside the generated code (React-agnostic useSyncExternalStore
-  // wiring): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
+  // Hand-written JS helpers shipped beside the generated code (the React bindings): js/<name>.js +
+  // js/<name>.d.ts become the `./<name>` export.
   for (const helper of ['react']) {
     for (const ext of ['.js', '.d.ts']) {
       fs.copyFileSync(path.join(root, 'js', `${helper}${ext}`), path.join(pkgDir, `${helper}${ext}`));
       files.push(`${helper}${ext}`);
     }
   }
+  // What react.js builds on (React-free; not an export of its own).
+  fs.copyFileSync(path.join(root, 'js', 'subscription.js'), path.join(pkgDir, 'subscription.js'));
+  files.push('subscription.js');
   for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT']) {
     const src = path.join(root, doc);
     if (fs.existsSync(src)) {
@@ -124,6 +127,9 @@ export function assemblePackage({ version, description, license, repository }) {
     module: './index.js',
     types,
     files,
+    // React is needed by `./react` only.
+    peerDependencies: { react: '>=18' },
+    peerDependenciesMeta: { react: { optional: true } },
     // The modules that initialize at import (must never be dropped as side-effect free).
     sideEffects: ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js'],
   };

@@ -52,6 +52,11 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.version, version);
     assert.equal(pkg.type, 'module');
     assert.equal(pkg.license, 'MIT');
+    // React only for ./react, and optional: a store-only app installs nothing else.
+    assert.deepEqual(pkg.peerDependencies, { react: '>=18' });
+    assert.deepEqual(pkg.peerDependenciesMeta, { react: { optional: true } });
+    assert.equal(pkg.dependencies, undefined);
+    assert.ok(pkg.files.includes('subscription.js'));
     assert.ok(pkg.files.includes('LICENSE'), 'the license text ships with the package');
     assert.match(readFileSync(path.join(pkgDir, 'LICENSE'), 'utf8'), /^MIT License/);
     // No placeholder: a repository field is a real URL or absent.
@@ -143,7 +148,7 @@ describe('entries', () => {
 
   test('every ProjectionStore method is in the store table of docs/js-api.md, and every row is a method', () => {
     const doc = readFileSync(path.join(repoRoot, 'docs/js-api.md'), 'utf8');
-    const table = doc.slice(doc.indexOf('## The store'), doc.indexOf('## The stateless rule functions'));
+    const table = doc.slice(doc.indexOf('## The store'), doc.indexOf('## React'));
     const documented = new Set([...table.matchAll(/^\| `([A-Za-z]\w*)\(/gm)].map((m) => m[1]));
     const methods = Object.getOwnPropertyNames(nodeEntry.ProjectionStore.prototype).filter((n) => n !== 'constructor');
     assert.ok(methods.length >= 30, `${methods.length} methods`);

@@ -1,11 +1,11 @@
-// js/react.js (storeSubscription) wired the way React's useSyncExternalStore uses it, with a fake
+// js/subscription.js (storeSubscription) wired the way React's useSyncExternalStore uses it, with a fake
 // consumer that follows React's contract: subscribe once with a change callback, read
 // getSnapshot(), re-render only when the snapshot changed (Object.is), unsubscribe on unmount.
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import { ProjectionStore } from 'task-projection';
-import { storeSubscription } from '../../js/react.js';
+import { storeSubscription } from '../../js/subscription.js';
 
 const T = 'task-1';
 const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
@@ -44,7 +44,7 @@ function runningStore() {
   return store;
 }
 
-describe('storeSubscription (js/react.js)', () => {
+describe('storeSubscription (js/subscription.js)', () => {
   test('subscribe/getSnapshot work detached, as useSyncExternalStore calls them', async () => {
     const store = runningStore();
     const sub = storeSubscription(store);

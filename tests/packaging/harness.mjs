@@ -185,6 +185,11 @@ export async function checkDemoPage(browser, url, { initScript, screenshot, back
     assert.equal(await text('pending-id'), EXPECTED.pendingId);
     assert.deepEqual(await page.locator('[data-testid="questions"] li').allInnerTexts(), EXPECTED.questions);
     assert.equal(await text('applied'), String(scenario.SCRIPT.length));
+    // The question's component re-renders when its answer changes, not on every store change.
+    const renders = Number(await page.locator('[data-testid="question"]').getAttribute('data-renders'));
+    const version = Number(await text('version'));
+    assert.ok(renders >= 2 && renders <= 4, `the question rendered ${renders} times`);
+    assert.ok(version > renders + 2, `store version ${version}, question renders ${renders}`);
     const got = await text('backend');
     if (backend) assert.equal(got, backend);
     await page.screenshot({ path: path.join(artifacts, screenshot), fullPage: true });

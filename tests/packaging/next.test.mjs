@@ -65,7 +65,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       assert.deepEqual(body, { runtime: 'edge', ...EXPECTED });
     });
 
-    test('client component: useSyncExternalStore renders the pending question and owner', async () => {
+    test('client component: ProjectionStoreProvider and the hooks render the pending question and owner (server-rendered fallback, then hydrated)', async () => {
       const html = await (await fetch(`${server.url}/client`)).text();
       assert.match(html, /loading task-projection/, 'the client component was server-rendered (node condition) too');
       await checkDemoPage(browser, `${server.url}/client`, { screenshot: `next-${bundler}-client.png`, backend: 'wasm (static import)' });

@@ -2,57 +2,103 @@
 // The client side of every fixture app (copied into each app by tests/packaging/prepare.mjs; edit
 // it here): feeds a ProjectionStore the scripted REST + WebSocket sequence of ./scenario as it
 // "arrives" (timers) and renders the pending question and its owner session through
-// useSyncExternalStore + task-projection/react's storeSubscription.
+// task-projection/react: <ProjectionStoreProvider open={...}> (one store per page, opened once
+// the wasm is initialized; the fallback on the server and during hydration) and one hook per
+// answer.
 //
 // mode "static": `import init, { ProjectionStore } from "task-projection"` and `await init()`.
 // mode "loader": `loadTaskProjection()` from task-projection/loader (wasm, else MVP wasm, else JS).
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { Component, memo, useEffect, useRef, useState, type ReactNode } from 'react';
 import init, { ProjectionStore } from 'task-projection';
 import { loadTaskProjection } from 'task-projection/loader';
-import { storeSubscription, type StoreSubscription } from 'task-projection/react';
-import { SCRIPT, answer } from './scenario';
+import {
+  ProjectionStoreProvider, usePendingClarification, usePendingOwner, useProjectionStore, useSessionPendingAction,
+  useStoreAnswer, useTaskPendingAction,
+} from 'task-projection/react';
+import { OWNER_SESSION, QUESTIONS, SCRIPT, TASK_ID } from './scenario';
 
-interface Live {
-  store: ProjectionStore;
-  sub: StoreSubscription;
-  backend: string;
-}
+/** Which build opened the store (shown on the page; the tests check it). */
+let backend = '';
 
-async function open(mode: 'static' | 'loader'): Promise<Omit<Live, 'sub'>> {
-  if (mode === 'loader') {
-    const tp = await loadTaskProjection();
-    return { store: new tp.ProjectionStore(), backend: tp.backend };
-  }
+// Defined once at module scope: the provider calls each at most once per page.
+const openStatic = async (): Promise<ProjectionStore> => {
   await init();
-  return { store: new ProjectionStore(), backend: 'wasm (static import)' };
-}
+  backend = 'wasm (static import)';
+  return new ProjectionStore();
+};
+const openLoader = async (): Promise<ProjectionStore> => {
+  const tp = await loadTaskProjection();
+  backend = tp.backend;
+  return new tp.ProjectionStore();
+};
 
-function Answer({ live, applied }: { live: Live; applied: number }) {
-  // Re-renders exactly when the store's version changes (at most once per batch of events).
-  const version = useSyncExternalStore(live.sub.subscribe, live.sub.getSnapshot, live.sub.getSnapshot);
-  const a = answer(live.store);
+/** The question bundle, in a component of its own with no props: it renders when its answer
+ * changes, not when the rest of the page does (`data-renders` counts its renders). */
+const Question = memo(function Question() {
+  const renders = useRef(0);
+  renders.current += 1;
+  const bundle = usePendingClarification(OWNER_SESSION);
+  return (
+    <div data-testid="question" data-renders={renders.current}>
+      <p>
+        pending question bundle <b data-testid="pending-id">{bundle ? bundle.pending_id : 'none'}</b>:
+      </p>
+      <ol data-testid="questions">
+        {(bundle ? bundle.message_ids : []).map((id) => (
+          <li key={id}>{QUESTIONS[id] ?? id}</li>
+        ))}
+      </ol>
+    </div>
+  );
+});
+
+const Owner = memo(function Owner() {
+  const pendingAction = useSessionPendingAction(OWNER_SESSION);
+  const taskPendingAction = useTaskPendingAction(TASK_ID);
+  const owner = usePendingOwner(TASK_ID);
+  return (
+    <>
+      <p>
+        pending action: <b data-testid="pending-action">{pendingAction ?? 'none'}</b> · task:{' '}
+        <b data-testid="task-pending">{taskPendingAction ?? 'none'}</b>
+      </p>
+      <p>
+        owner session: <b data-testid="owner">{owner === '' ? '(task only)' : owner}</b>
+      </p>
+    </>
+  );
+});
+
+/** Plays the script into the provider's store, then renders the answers. */
+function Answer() {
+  const store = useProjectionStore();
+  const version = useStoreAnswer((s) => s.version());
+  const [applied, setApplied] = useState(0);
+  useEffect(() => {
+    const timers: ReturnType<typeof setTimeout>[] = [];
+    let at = 0;
+    SCRIPT.forEach((step, i) => {
+      at += step.delay;
+      timers.push(
+        setTimeout(() => {
+          step.apply(store);
+          setApplied(i + 1);
+        }, at),
+      );
+    });
+    return () => {
+      for (const t of timers) clearTimeout(t);
+    };
+  }, [store]);
   const done = applied === SCRIPT.length;
   return (
     <section data-testid="answer" data-done={done ? 'true' : 'false'}>
       <p>
-        backend: <b data-testid="backend">{live.backend}</b> · store version <span data-testid="version">{version}</span> ·
+        backend: <b data-testid="backend">{backend}</b> · store version <span data-testid="version">{version}</span> ·
         events applied <span data-testid="applied">{applied}</span>/{SCRIPT.length}
       </p>
-      <p>
-        pending action: <b data-testid="pending-action">{a.pendingAction ?? 'none'}</b> · task:{' '}
-        <b data-testid="task-pending">{a.taskPendingAction ?? 'none'}</b>
-      </p>
-      <p>
-        owner session: <b data-testid="owner">{a.owner === '' ? '(task only)' : a.owner}</b>
-      </p>
-      <p>
-        pending question bundle <b data-testid="pending-id">{a.pendingId ?? 'none'}</b>:
-      </p>
-      <ol data-testid="questions">
-        {a.questions.map((q) => (
-          <li key={q}>{q}</li>
-        ))}
-      </ol>
+      <Owner />
+      <Question />
       <ul data-testid="log">
         {SCRIPT.slice(0, applied).map((s) => (
           <li key={s.label}>{s.label}</li>
@@ -63,51 +109,27 @@ function Answer({ live, applied }: { live: Live; applied: number }) {
 }
 
 export function ProjectionDemo({ title, mode = 'static' }: { title: string; mode?: 'static' | 'loader' }) {
-  const [live, setLive] = useState<Live | null>(null);
-  const [applied, setApplied] = useState(0);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let cancelled = false;
-    let store: ProjectionStore | null = null;
-    const timers: ReturnType<typeof setTimeout>[] = [];
-    open(mode).then(
-      (opened) => {
-        if (cancelled) {
-          opened.store.free();
-          return;
-        }
-        const s = opened.store;
-        store = s;
-        setLive({ ...opened, sub: storeSubscription(s) });
-        let at = 0;
-        SCRIPT.forEach((step, i) => {
-          at += step.delay;
-          timers.push(
-            setTimeout(() => {
-              step.apply(s);
-              setApplied(i + 1);
-            }, at),
-          );
-        });
-      },
-      (e: unknown) => setError(e instanceof Error ? `${e.name}: ${e.message}` : String(e)),
-    );
-    return () => {
-      cancelled = true;
-      for (const t of timers) clearTimeout(t);
-      if (store) {
-        store.dispose();
-        store.free();
-      }
-    };
-  }, [mode]);
-
   return (
     <main style={{ fontFamily: 'system-ui, sans-serif', maxWidth: 760, margin: '2rem auto' }}>
       <h1>{title}</h1>
-      {error !== null ? <p data-testid="error">{error}</p> : null}
-      {live === null ? <p data-testid="loading">loading task-projection…</p> : <Answer live={live} applied={applied} />}
+      <Boundary>
+        <ProjectionStoreProvider open={mode === 'loader' ? openLoader : openStatic} fallback={<p data-testid="loading">loading task-projection…</p>}>
+          <Answer />
+        </ProjectionStoreProvider>
+      </Boundary>
     </main>
   );
+}
+
+/** Shows an error the provider throws (an `open` that failed) instead of a blank page. */
+class Boundary extends Component<{ children: ReactNode }, { error: string | null }> {
+  override state: { error: string | null } = { error: null };
+
+  static getDerivedStateFromError(e: unknown): { error: string } {
+    return { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+
+  override render(): ReactNode {
+    return this.state.error !== null ? <p data-testid="error">{this.state.error}</p> : this.props.children;
+  }
 }
