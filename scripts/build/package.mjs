@@ -71,9 +71,9 @@ export function assemblePackage({ version, description, license, repository }) {
   copyStatic('loader.node.js');
   files.push('loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts');
 
-  // Hand-written JS helpers shipped beside the generated code (the React bindings): js/<name>.js +
-  // js/<name>.d.ts become the `./<name>` export.
-  for (const helper of ['react']) {
+  // Hand-written JS helpers shipped beside the generated code (the React bindings, the WebSocket
+  // connection): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
+  for (const helper of ['react', 'connect']) {
     for (const ext of ['.js', '.d.ts']) {
       fs.copyFileSync(path.join(root, 'js', `${helper}${ext}`), path.join(pkgDir, `${helper}${ext}`));
       files.push(`${helper}${ext}`);
@@ -109,6 +109,7 @@ export function assemblePackage({ version, description, license, repository }) {
         default: './index.js',
       },
       './react': { types: './react.d.ts', default: './react.js' },
+      './connect': { types: './connect.d.ts', default: './connect.js' },
       './loader': { types: './loader.d.ts', node: './loader.node.js', 'edge-light': './loader.node.js', default: './loader.js' },
       './mvp': { types, default: './mvp/index.js' },
       './fallback': { types, default: './fallback/index.js' },

@@ -1,6 +1,9 @@
 //! What a connection's first frame means for the state a client holds (docs/server-api.md: the
-//! server sends `server.hello` with its epoch first on every WebSocket connection; a new epoch is
-//! a restarted server, whose events the client may have missed, so it refetches its REST state).
+//! server sends `server.hello` with its epoch first on every WebSocket connection). A hello starts
+//! a connection, and the reference server cannot resume a stream: whatever was published while
+//! the client had no connection is lost to it, so every hello means "fetch the REST state again".
+//! The epoch tells why (a first connection, a reconnection to the same server run, a restarted
+//! server), for what the client shows and logs.
 
 /// What a `server.hello` tells a client about the state it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,12 +18,15 @@ pub enum Hello {
 }
 
 impl Hello {
-    /// Whether the client refetches its REST state (tasks, the open task's sessions, the open
-    /// session's turns and messages). A reconnection to the same epoch may also have missed
-    /// events while the socket was down: that is the connection's to know (`connect()` refetches
-    /// after every reconnection), not the hello's.
+    /// Whether the client fetches its REST state (tasks, the open task's sessions, the open
+    /// session's turns and messages) again: after every hello, as long as the server cannot
+    /// resume a stream from an offset. A first hello: what is held (if anything) was fetched
+    /// without this connection's events. The same epoch: a reconnection, and the events published
+    /// while the socket was down are lost. A new epoch: a restarted server.
     pub fn refetch(self) -> bool {
-        !matches!(self, Hello::SameEpoch)
+        match self {
+            Hello::First | Hello::SameEpoch | Hello::NewEpoch => true,
+        }
     }
 }
 
@@ -50,9 +56,10 @@ mod tests {
     }
 
     #[test]
-    fn only_the_same_epoch_keeps_what_is_held() {
-        assert!(Hello::First.refetch());
-        assert!(Hello::NewEpoch.refetch());
-        assert!(!Hello::SameEpoch.refetch());
+    fn every_hello_refetches_because_nothing_resumes() {
+        // A reconnection to the same server run has missed what was published meanwhile.
+        for hello in [Hello::First, Hello::SameEpoch, Hello::NewEpoch] {
+            assert!(hello.refetch(), "{hello:?}");
+        }
     }
 }

@@ -75,8 +75,9 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
+    assert.deepEqual(pkg.exports['./connect'], { types: './connect.d.ts', default: './connect.js' });
     assert.deepEqual(pkg.exports['./loader'], {
       types: './loader.d.ts',
       node: './loader.node.js',

@@ -100,17 +100,17 @@ describe('applyFrame routes each frame type to its apply call', () => {
     store.free();
   });
 
-  test('server.hello: the first and a new epoch mean refetch everything, the same epoch nothing', () => {
+  test('server.hello: every hello means refetch everything; the reason tells first, same and new epochs', () => {
     const store = loaded();
     const hello = (epoch) => store.applyFrame({ type: 'server.hello', payload: { epoch, started_at: at(0) } });
     const version = store.version();
     const digest = store.digest();
     assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'first_hello', refetch: 'all' });
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: null });
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: 'all' }, 'a reconnection: events may be lost');
     assert.equal(store.lastReason(), 'same_epoch');
     assert.deepEqual(hello('6'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' });
     assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' }, 'epochs are not ordered');
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: null });
+    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: 'all' });
     assert.equal(store.version(), version, 'a hello changes no answer');
     assert.equal(store.digest(), digest);
     const other = new ProjectionStore();

@@ -363,21 +363,18 @@ export class App {
     }
   }
 
-  /** `server.hello`: the store says whether the epoch is new (`refetch`); a reconnection may have
-   * missed events whatever the epoch, and the first connection has fetched nothing yet. */
+  /** `server.hello`: a connection's first frame. The store asks for a refetch after every one
+   * (nothing resumes: what was published while the page had no connection is lost); its reason
+   * says why: the first connection, the same server run, or a restarted server. */
   private onHello(p: Record<string, unknown>, refetch: boolean): void {
     const epoch = typeof p['epoch'] === 'string' ? p['epoch'] : null;
-    const reconnected = this.hadConnection;
     this.hadConnection = true;
     this.epoch = epoch;
     this.connection = 'live';
     if (this.error?.startsWith('Cannot reach')) this.error = null;
-    if (refetch || reconnected || !this.taskListLoaded) {
-      this.note(`server.hello epoch ${epoch ?? '?'}`, refetch ? `${this.store.lastReason()}_refetch` : 'reconnect_refetch');
-      void this.refreshAll();
-    } else {
-      this.note(`server.hello epoch ${epoch ?? '?'}`, this.store.lastReason());
-    }
+    const reason = this.store.lastReason();
+    this.note(`server.hello epoch ${epoch ?? '?'}`, refetch ? `${reason}_refetch` : reason);
+    if (refetch) void this.refreshAll();
   }
 
   // ---- answering ------------------------------------------------------------------------------

@@ -71,7 +71,7 @@ export type Reason =
   | "older_state_ignored"
   /** `server.hello` (applyFrame): the first the store sees (refetch). */
   | "first_hello"
-  /** `server.hello` with the epoch the store saw last (nothing to refetch). */
+  /** `server.hello` with the epoch the store saw last: a reconnection (refetch: events may be lost). */
   | "same_epoch"
   /** `server.hello` with another epoch: a restarted server (refetch). */
   | "new_epoch"
@@ -180,11 +180,12 @@ export interface FrameOutcome {
    */
   reason: Reason | "not_stored" | "unknown_frame_type";
   /**
-   * What to fetch again: `"all"` after the first `server.hello` and after one with a new epoch (a
-   * restarted server: refetch the task list, the open task's sessions, the open session's turns
-   * and messages); `"sessions"` after `session.created` (the task's session list, `taskId`:
-   * its order is the server's); `null` otherwise. A reconnection to the same epoch may have
-   * missed events too: refetch `"all"` after every reconnection.
+   * What to fetch again: `"all"` after every `server.hello` (a hello starts a connection, and the
+   * server cannot resume: what was published while there was none is lost; fetch the task list,
+   * the open task's sessions, the open session's turns and messages; `reason` says whether it is
+   * the first connection, a reconnection to the same server run or a restarted server);
+   * `"sessions"` after `session.created` (the task's session list, `taskId`: its order is the
+   * server's); `null` otherwise.
    */
   refetch: "all" | "sessions" | null;
   /** For `refetch: "sessions"`: the task whose session list to fetch again (`null` if the

@@ -1,0 +1,59 @@
+// Declarations of `task-projection/connect` (js/connect.js).
+import type { FrameOutcome } from './task_projection.js';
+
+/** What `connect` asks the app to fetch again. */
+export interface RefetchRequest {
+  /** `"all"`: the task list, the open task's sessions, the open session's turns and messages
+   * (every connection's `server.hello`); `"sessions"`: one task's session list. */
+  what: 'all' | 'sessions';
+  /** For `"sessions"`. */
+  taskId?: string | null;
+  /** The frame outcome's reason, e.g. `"new_epoch"` (a restarted server). */
+  reason: FrameOutcome['reason'];
+}
+
+export interface ConnectOptions {
+  /** Fetch what is asked and apply it to the store; may return a promise (a rejection goes to `onError`). */
+  refetch(request: RefetchRequest): unknown;
+  /** After each frame the store took (its outcome, and the frame as received): e.g. to keep the
+   * app's own copy of what the store does not hold (message content). */
+  onFrame?(outcome: FrameOutcome, data: unknown): void;
+  /** `"connecting"`, `"open"`, `"waiting"` (detail: the delay in ms), `"closed"` (detail: the close code). */
+  onStatus?(status: 'connecting' | 'open' | 'waiting' | 'closed', detail?: number): void;
+  /** A frame the store rejected (a TaskProjectionError; nothing changed) or a failed refetch. Default: `reportError`. */
+  onError?(error: unknown): void;
+  /** Backoff after a close: `minDelayMs × 2^failures`, at most `maxDelayMs`, times a random 0.5–1. Defaults 250 and 10,000. */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+  /** Another WebSocket implementation (Node < 22: e.g. the `ws` package's). */
+  WebSocket?: new (url: string) => WebSocketLike;
+  setTimeout?: (f: () => void, ms: number) => unknown;
+  clearTimeout?: (handle: unknown) => void;
+  random?: () => number;
+}
+
+/** The part of a WebSocket `connect` uses. */
+export interface WebSocketLike {
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code?: number }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  close(code?: number): void;
+}
+
+/** The part of a store `connect` uses. */
+export interface FrameSink {
+  applyFrame(frame: unknown): FrameOutcome;
+}
+
+/**
+ * Feeds `store` from the reference server's WebSocket at `url`: every frame through
+ * `store.applyFrame`, `refetch` when the outcome asks (every `server.hello`, `session.created`),
+ * reconnecting with backoff after a close until `close()`.
+ * @example
+ * const link = connect(`${location.origin.replace(/^http/, "ws")}/api/v1/ws`, store, {
+ *   refetch: ({ what, taskId }) => (what === "all" ? loadEverything() : loadSessions(taskId)),
+ * });
+ * // later: link.close();
+ */
+export function connect(url: string | URL, store: FrameSink, options: ConnectOptions): { close(): void };
