@@ -69,11 +69,11 @@ export type Reason =
   | "deleted_message_stays_deleted"
   /** A session event older than the session's state (`updated_at`), without a newer projection. */
   | "older_state_ignored"
-  /** `server.hello` (applyFrame): the first the store sees (refetch). */
+  /** `server.hello` (applyFrame): the first the store sees (refetch, as after every hello). */
   | "first_hello"
   /** `server.hello` with the epoch the store saw last: a reconnection (refetch: events may be lost). */
   | "same_epoch"
-  /** `server.hello` with another epoch: a restarted server (refetch). */
+  /** `server.hello` with another epoch: a restarted server (refetch, as after every hello). */
   | "new_epoch"
   // ---- a session's pending action and current turn (SPEC §2, §4) -------------------------------------
   /** The session's revisioned `pending_action` projection decides (SPEC §4). */
