@@ -2,18 +2,14 @@
 // Opens the socket, hands every frame to `store.applyFrame`, calls `refetch` when the outcome asks
 // for it (every connection's `server.hello`: what was published while there was none is lost;
 // `session.created`: the task's session list), and reconnects after a close with exponential
-// backoff and jitter, until `close()`. Plain JS, no wasm of its own: any object with
-// `applyFrame` works (the store of any entry). It decides nothing about the data: the frame's
-// outcome (the store's rules) says what to refetch.
+// backoff and jitter, until `close()`. Plain JS, no wasm of its own (its errors are read.js's):
+// any object with `applyFrame` works (the store of any entry). It decides nothing about the data:
+// the frame's outcome (the store's rules) says what to refetch.
 
-/** A TaskProjectionError, shaped like the engine's. */
-function misuse(field, message) {
-  const error = new TypeError(`${field}: ${message}`);
-  error.name = 'TaskProjectionError';
-  error.code = 'invalid_type';
-  error.field = field;
-  return error;
-}
+import { taskProjectionError } from './read.js';
+
+/** A TaskProjectionError `invalid_type` for argument `field`. */
+const misuse = (field, message) => taskProjectionError('invalid_type', field, `${field}: ${message}`);
 
 const report = (error) => {
   if (typeof globalThis.reportError === 'function') globalThis.reportError(error);

@@ -70,8 +70,10 @@ export function ProjectionStoreProvider({ store, open, fallback = null, children
     };
   }, [entry]);
   if (store === undefined && entry === null) throw new TypeError('ProjectionStoreProvider: pass `store` or `open`');
-  if (ready !== null && ready.error !== null) throw ready.error;
-  const value = store !== undefined ? store : ready === entry && entry !== null ? entry.store : null;
+  // `open` settled (for this `open`: a new one waits for its own).
+  const settled = entry !== null && ready === entry;
+  if (settled && entry.error !== null) throw entry.error;
+  const value = store !== undefined ? store : settled ? entry.store : null;
   if (value === null) return fallback;
   return createElement(StoreContext.Provider, { value }, children);
 }

@@ -137,10 +137,21 @@ function leaf(v) {
   return v; // number, boolean, bigint, undefined, symbol: primitives, safe to pass
 }
 
-/** A plain copy of `v` read by `node`: a message (MESSAGE, MESSAGE_EVENT) or a leaf. */
+/**
+ * A plain copy of `v` read by `node`: a message (MESSAGE, MESSAGE_EVENT: written out), an object
+ * by its OBJECT schema (each of its keys, in the schema's order), or a leaf.
+ */
 function read(v, node) {
   if (node === MESSAGE || node === MESSAGE_EVENT) return readMessage(v, node === MESSAGE_EVENT);
-  return leaf(v);
+  if (node === LEAF || node.t !== OBJECT || typeof v !== 'object' || v === null || Array.isArray(v)) return leaf(v);
+  const out = {};
+  for (let i = 0; i < node.keys.length; i++) {
+    const k = node.keys[i];
+    path.push(k);
+    out[k] = read(v[k], node.nodes[i]);
+    path.pop();
+  }
+  return out;
 }
 
 /**
@@ -204,34 +215,6 @@ function readMessage(v, event) {
     ? { epoch: text(epoch, 'pending_action_revision.epoch'), sequence: text(sequence, 'pending_action_revision.sequence') }
     : leaf(r);
   return copy;
-}
-
-/**
- * `value` read once into a plain copy by `node`, an OBJECT schema of leaves and objects (no
- * arrays, no KEPT), for the argument named `name`: what the wasm decoder reads of it, and nothing
- * else. Throws a TaskProjectionError.
- */
-export function readCopy(value, node, name) {
-  root = name;
-  path.length = 0;
-  leafKey = undefined;
-  try {
-    return copyOf(value, node);
-  } catch (error) {
-    throw unreadable(error);
-  }
-}
-
-function copyOf(v, node) {
-  if (node === LEAF || node.t !== OBJECT || typeof v !== 'object' || v === null || Array.isArray(v)) return leaf(v);
-  const out = {};
-  for (let i = 0; i < node.keys.length; i++) {
-    const k = node.keys[i];
-    path.push(k);
-    out[k] = copyOf(v[k], node.nodes[i]);
-    path.pop();
-  }
-  return out;
 }
 
 /**
@@ -325,8 +308,9 @@ function checkedLength(v) {
 
 /**
  * `value` read once into a plain copy by `node` (MESSAGE, MESSAGE_EVENT or LEAF: the fast path's
- * inputs), for the argument named `name` (the root of error paths). Throws a TaskProjectionError;
- * nothing has been passed to wasm yet when it does.
+ * inputs; an OBJECT schema of leaves and objects: a frame's payload), for the argument named
+ * `name` (the root of error paths). Throws a TaskProjectionError; nothing has been passed to
+ * wasm yet when it does.
  */
 export function readArg(value, node, name) {
   root = name;

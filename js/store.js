@@ -17,7 +17,7 @@
 // `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 import {
-  readArg, readItems, readCopy, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
+  readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
   TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED,
 } from './read.js';
@@ -459,7 +459,7 @@ export class ProjectionStore {
       case 'session.created': {
         // The session joins its task's list only through the list (its order is the server's):
         // the caller refetches it. Read once here, so the task id is known without a second read.
-        const copy = readCopy(payload, SESSION_EVENT, 'payload');
+        const copy = readArg(payload, SESSION_EVENT, 'payload');
         this.applySessionEvent(copy);
         const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
         return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', taskId);
@@ -471,7 +471,7 @@ export class ProjectionStore {
         this.applyTaskUpdated(payload);
         break;
       case 'task.deleted': {
-        const copy = readCopy(payload, TASK_DELETED, 'payload');
+        const copy = readArg(payload, TASK_DELETED, 'payload');
         if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
           throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { task_id }, got ${typeName(copy)}`);
         }
