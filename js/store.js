@@ -424,6 +424,20 @@ export class ProjectionStore {
     return s.wasm.pendingOwner();
   }
 
+  /** Why the store answers what it does about a session (a fresh plain object; for people). */
+  explain(sessionId) {
+    const s = live(this);
+    one(sessionId, LEAF, 'sessionId');
+    return JSON.parse(s.wasm.explain());
+  }
+
+  /** Why the store answers what it does about a task's pending owner. */
+  explainOwner(taskId, preferredSessionId) {
+    const s = live(this);
+    two(taskId, LEAF, 'taskId', preferredSessionId, LEAF, 'preferredSessionId');
+    return JSON.parse(s.wasm.explainOwner());
+  }
+
   lastReason() {
     return live(this).wasm.lastReason();
   }

@@ -142,6 +142,55 @@ pub fn pending_bundle<M: MessageRecord>(messages: &[M], scope: Option<&Scope<'_>
         .collect()
 }
 
+/// Where one pending clarification request stands in discovery (what `explain` reports per
+/// request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestStanding {
+    /// A member of the active bundle: the overlay shows it.
+    InBundle,
+    /// The scope considers no message (the projection is not a clarification, there is no
+    /// current turn, or the authority is unknown).
+    DiscoveryClosed,
+    /// Its turn is not the current (or latest) turn: superseded, never shown again.
+    NotCurrentTurn,
+    /// It belongs to the chosen request's bundle, which has not fully arrived.
+    BundleIncomplete,
+    /// A newer request of the same turn was chosen.
+    NewerRequestChosen,
+}
+
+/// Where `request` (a pending clarification request) stands, given the scope's [`considered`],
+/// the request [`pending_request`] chose, and whether `request` is in the active bundle.
+pub fn request_standing<M: MessageRecord>(
+    request: &M,
+    considered: Considered<'_>,
+    chosen: Option<&M>,
+    in_bundle: bool,
+) -> RequestStanding {
+    if in_bundle {
+        return RequestStanding::InBundle;
+    }
+    match considered {
+        Considered::Nothing => return RequestStanding::DiscoveryClosed,
+        Considered::Turn(_) if !considered.admits(request) => {
+            return RequestStanding::NotCurrentTurn;
+        }
+        _ => {}
+    }
+    match chosen {
+        Some(chosen) if chosen.turn_id() != request.turn_id() => RequestStanding::NotCurrentTurn,
+        Some(chosen)
+            if chosen.pending_id().is_some() && chosen.pending_id() == request.pending_id() =>
+        {
+            RequestStanding::BundleIncomplete
+        }
+        Some(chosen) if chosen.id() == request.id() => RequestStanding::BundleIncomplete,
+        Some(_) => RequestStanding::NewerRequestChosen,
+        // Considered, pending and not chosen: discovery only looked at a later turn.
+        None => RequestStanding::NotCurrentTurn,
+    }
+}
+
 /// The `question_total` gate: a bundle whose request announces `total > 0` questions is
 /// actionable only once that many members have arrived (terminal siblings count).
 pub fn bundle_complete(question_total: Option<f64>, arrived: usize) -> bool {
@@ -181,4 +230,95 @@ pub fn has_pending_permission<M: MessageRecord>(messages: &[M]) -> bool {
         .filter(|m| boundary.is_none() || m.turn_id() == boundary)
         .find(|m| m.kind() == MessageKind::PermissionRequest)
         .is_some_and(|m| m.status().is_pending())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::model::{Message, RequestStatus};
+    use crate::rules::time::Timestamp;
+
+    fn request(id: &str, turn: &str, pending: &str, total: Option<f64>, at: &str) -> Message {
+        Message {
+            id: id.into(),
+            turn_id: Some(turn.into()),
+            kind: MessageKind::ClarificationRequest,
+            status: RequestStatus::Pending,
+            pending_id: Some(pending.into()),
+            question_total: total,
+            created_at: Timestamp::parse(at),
+            updated_at: None,
+        }
+    }
+
+    /// Each request's standing, computed as the store's `explain` computes it.
+    fn standings(messages: &[Message], scope: &Scope<'_>) -> Vec<RequestStanding> {
+        let considered = considered(Some(scope));
+        let chosen = pending_request(messages, Some(scope)).and_then(|i| messages.get(i));
+        let bundle = pending_bundle(messages, Some(scope));
+        (0..messages.len())
+            .filter_map(|i| {
+                let m = messages.get(i)?;
+                Some(request_standing(m, considered, chosen, bundle.contains(&i)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn standings_follow_discovery() {
+        let messages = [
+            request("old", "t1", "p0", None, "2026-11-29T12:00:00Z"),
+            request("q1", "t2", "p1", Some(2.0), "2026-11-29T12:00:01Z"),
+            request("q2", "t2", "p1", Some(2.0), "2026-11-29T12:00:02Z"),
+            request("lone", "t2", "p2", None, "2026-11-29T12:00:03Z"),
+        ];
+        let scope = |turn| Scope {
+            current_turn: CurrentTurn::Turn(turn),
+            pending_action: Some(Some(PendingAction::Clarification)),
+        };
+        use RequestStanding::*;
+        // The newest request of the current turn wins; the bundle of another pending id and the
+        // older turn's request stand aside.
+        assert_eq!(
+            standings(&messages, &scope("t2")),
+            [
+                NotCurrentTurn,
+                NewerRequestChosen,
+                NewerRequestChosen,
+                InBundle
+            ]
+        );
+        assert_eq!(
+            standings(&messages, &scope("t1")),
+            [InBundle, NotCurrentTurn, NotCurrentTurn, NotCurrentTurn]
+        );
+        // A bundle that has not fully arrived shows nothing, and says so.
+        let partial = [messages[0].clone(), messages[1].clone()];
+        assert_eq!(
+            standings(&partial, &scope("t2")),
+            [NotCurrentTurn, BundleIncomplete]
+        );
+        // A projection that is not a clarification closes discovery.
+        let permission = Scope {
+            current_turn: CurrentTurn::Turn("t2"),
+            pending_action: Some(Some(PendingAction::Permission)),
+        };
+        assert!(standings(&messages, &permission)
+            .iter()
+            .all(|s| *s == DiscoveryClosed));
+        // Without a current turn but with a projection, discovery reads the latest turn.
+        let latest = Scope {
+            current_turn: CurrentTurn::Unknown,
+            pending_action: Some(Some(PendingAction::Clarification)),
+        };
+        assert_eq!(
+            standings(&messages, &latest),
+            [
+                NotCurrentTurn,
+                NewerRequestChosen,
+                NewerRequestChosen,
+                InBundle
+            ]
+        );
+    }
 }

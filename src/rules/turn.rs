@@ -103,6 +103,41 @@ pub fn current_turn<T: TurnRecord>(
     }
 }
 
+/// Where one turn stands in [`current_turn`]'s decision (what `explain` reports per turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnStanding {
+    /// The current turn.
+    Current,
+    /// A lifecycle record: never current.
+    LifecycleOnly,
+    /// A reservation no known message references: not published, so not current.
+    UnpublishedReservation,
+    /// Eligible, but the session is not input-capable: no turn is current (quarantine).
+    Quarantined,
+    /// Eligible, but another turn ranks above it in [`authority_order`].
+    Outranked,
+}
+
+/// Where `turn` stands, given the session's `state` and whether [`current_turn`] chose it.
+pub fn turn_standing<T: TurnRecord>(
+    turn: &T,
+    state: Option<SessionState>,
+    is_current: bool,
+    is_referenced: impl Fn(&str) -> bool,
+) -> TurnStanding {
+    if turn.flags().lifecycle_only {
+        TurnStanding::LifecycleOnly
+    } else if !is_eligible(turn, is_referenced) {
+        TurnStanding::UnpublishedReservation
+    } else if state.is_some_and(|s| !s.is_input_capable()) {
+        TurnStanding::Quarantined
+    } else if is_current {
+        TurnStanding::Current
+    } else {
+        TurnStanding::Outranked
+    }
+}
+
 /// Visible turn history (SPEC §2): every published turn, lifecycle or not, ascending by
 /// `started_at`, `created_at`, `id`. Returns indices into `turns`; equal keys keep input order.
 pub fn visible_turn_history<T: TurnRecord>(
@@ -168,6 +203,60 @@ mod tests {
 
     fn none(_: &str) -> bool {
         false
+    }
+
+    #[test]
+    fn standings_follow_the_current_turn_decision() {
+        let lifecycle = Turn {
+            flags: TurnFlags {
+                lifecycle_only: true,
+                ..TurnFlags::default()
+            },
+            ..turn("life", T1, T1, false)
+        };
+        let reservation = Turn {
+            flags: TurnFlags {
+                prompt_dispatch_pending: true,
+                ..TurnFlags::default()
+            },
+            ..turn("held", T1, T1, false)
+        };
+        let (done, open) = (turn("done", T1, T1, true), turn("open", T0, T0, false));
+        let turns = [
+            done.clone(),
+            open.clone(),
+            lifecycle.clone(),
+            reservation.clone(),
+        ];
+        let (current, _) = current_turn(Some(&turns), None, none);
+        assert_eq!(current, CurrentTurn::Turn(1));
+        let standings: Vec<TurnStanding> = turns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| turn_standing(t, None, current == CurrentTurn::Turn(i), none))
+            .collect();
+        assert_eq!(
+            standings,
+            [
+                TurnStanding::Outranked,
+                TurnStanding::Current,
+                TurnStanding::LifecycleOnly,
+                TurnStanding::UnpublishedReservation,
+            ]
+        );
+        // A referenced reservation is published; a terminal session quarantines every turn.
+        assert_eq!(
+            turn_standing(&reservation, None, false, |id| id == "held"),
+            TurnStanding::Outranked
+        );
+        assert_eq!(
+            turn_standing(&open, Some(SessionState::Completed), false, none),
+            TurnStanding::Quarantined
+        );
+        assert_eq!(
+            turn_standing(&lifecycle, Some(SessionState::Completed), false, none),
+            TurnStanding::LifecycleOnly
+        );
     }
 
     #[test]

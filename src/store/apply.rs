@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
+use super::explain::{is_rejection, Input, Noted};
 use super::messages::{MessageIndex, Upsert};
 use super::session::Field;
 use super::{
@@ -18,7 +19,7 @@ use crate::rules::model::{Message, Session, SessionRecord, Turn};
 use crate::rules::order::{
     merge_distinct_session_list, merge_session_list, merge_turns, revives, upsert_turn, Revival,
 };
-use crate::rules::revision::{merge_projection_into, PendingProjection};
+use crate::rules::revision::{can_replace, merge_projection_into, PendingProjection};
 use crate::rules::turn::CurrentTurn;
 
 impl<P: Clone> ProjectionStore<P> {
@@ -82,6 +83,7 @@ impl<P: Clone> ProjectionStore<P> {
         self.list_calls = self.list_calls.wrapping_add(1);
         let call = self.list_calls;
         let mut distinct = true;
+        let mut late = Vec::new();
         for session in sessions {
             if self.removed_input(session.id(), None) {
                 incoming.push(SessionId::from(session.id()));
@@ -107,6 +109,15 @@ impl<P: Clone> ProjectionStore<P> {
                 // A session another task held moves here: that task's answers change too.
                 if let Some(previous) = entry.task_id.replace(shared_task.clone()) {
                     left.push(previous);
+                }
+            }
+            // A row whose projection is older than the one held: logged (the rule decides).
+            if let (Some(held), Some(incoming)) = (
+                entry.projection.revision.as_ref(),
+                session.pending_action_revision.as_ref(),
+            ) {
+                if !can_replace(Some(held), Some(incoming)).0 {
+                    late.push((id.clone(), incoming.clone()));
                 }
             }
             // The row's revision is handed over, not copied.
@@ -148,6 +159,17 @@ impl<P: Clone> ProjectionStore<P> {
         self.touch_task(task_id);
         for previous in &left {
             self.touch_task(previous);
+        }
+        for (session_id, revision) in &late {
+            self.note_rejection(Noted {
+                input: Input::SessionList,
+                reason: Reason::OlderRevisionRejected,
+                task_id: Some(task_id),
+                session_id: Some(session_id),
+                message_id: None,
+                revision: Some(revision),
+                summary: None,
+            });
         }
         Ok(Reason::Applied)
     }
@@ -256,6 +278,30 @@ impl<P: Clone> ProjectionStore<P> {
         message: &MessageParts<'_>,
         projection: Option<&PendingProjection>,
     ) -> Reason {
+        let reason = self.take_message(kind, session_id, task_id, message, projection);
+        if is_rejection(reason) {
+            self.note_rejection(Noted {
+                input: Input::Message(kind),
+                reason,
+                task_id,
+                session_id: Some(session_id),
+                message_id: Some(message.id),
+                revision: projection.and_then(|p| p.revision.as_ref()),
+                summary: None,
+            });
+        }
+        reason
+    }
+
+    /// [`Self::apply_message`] without the rejection log.
+    fn take_message(
+        &mut self,
+        kind: MessageEventKind,
+        session_id: &str,
+        task_id: Option<&str>,
+        message: &MessageParts<'_>,
+        projection: Option<&PendingProjection>,
+    ) -> Reason {
         if self.removed_input(session_id, task_id) {
             return Reason::TaskRemoved;
         }
@@ -326,12 +372,36 @@ impl<P: Clone> ProjectionStore<P> {
     /// projection (when its keys are present) the revision rule, each independently of the other
     /// (SPEC §5): a newer revision never hides a state change, an older one never reverts it.
     pub fn apply_session_event(&mut self, session: &Session) -> Reason {
+        let (reason, projection) = self.take_session_event(session);
+        let noted = if is_rejection(reason) {
+            Some(reason)
+        } else {
+            // The state applied and the projection was older: that part is logged.
+            (projection == Reason::OlderRevisionRejected).then_some(projection)
+        };
+        if let Some(reason) = noted {
+            self.note_rejection(Noted {
+                input: Input::SessionEvent,
+                reason,
+                task_id: session.task_id.as_deref(),
+                session_id: Some(&session.id),
+                message_id: None,
+                revision: session.pending_action_revision.as_ref(),
+                summary: None,
+            });
+        }
+        reason
+    }
+
+    /// [`Self::apply_session_event`] without the rejection log: the event's reason and what its
+    /// projection did.
+    fn take_session_event(&mut self, session: &Session) -> (Reason, Reason) {
         if self.removed_input(&session.id, session.task_id.as_deref()) {
-            return Reason::TaskRemoved;
+            return (Reason::TaskRemoved, Reason::Unchanged);
         }
         let entry = self.session_mut(&session.id);
         if entry.belongs_elsewhere(session.task_id.as_deref()) {
-            return Reason::TaskMismatchRejected;
+            return (Reason::TaskMismatchRejected, Reason::Unchanged);
         }
         entry.adopt_task(session.task_id.as_deref());
         let state = entry.take_state(session.state, session.updated_at.as_ref());
@@ -351,11 +421,12 @@ impl<P: Clone> ProjectionStore<P> {
             }
             projection = why;
         }
-        match (state, projection) {
+        let reason = match (state, projection) {
             // The state applied: the event applied, whatever its projection did.
             (Field::Changed, Reason::Unchanged | Reason::OlderRevisionRejected) => Reason::Applied,
             (Field::Older, Reason::Unchanged) => Reason::OlderStateIgnored,
             (_, why) => why,
-        }
+        };
+        (reason, projection)
     }
 }

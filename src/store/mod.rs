@@ -13,6 +13,7 @@
 
 mod apply;
 mod arena;
+pub mod explain;
 /// The id hash, at the crate root since the rules use it too (`crate::store::hash` stays its
 /// path for the store and its binding).
 pub(crate) use crate::hash;
@@ -32,6 +33,7 @@ use std::sync::Arc;
 
 use hash::{HashMap, HashSet};
 
+use explain::Rejections;
 pub use inputs::{
     Bundle, Changes, MessageEvent, MessageEventKind, Navigation, SelectionLoad, SelectionTicket,
     TaskInput, TurnEvent,
@@ -82,6 +84,8 @@ pub struct ProjectionStore<P> {
     version: u64,
     /// The server epoch of the last `server.hello` applied (`None` before the first).
     server_epoch: Option<Box<str>>,
+    /// Recent rejected inputs, for [`Self::explain`] (not part of the decision state).
+    rejected: Rejections,
 }
 
 impl<P> Default for ProjectionStore<P> {
@@ -101,6 +105,7 @@ impl<P> Default for ProjectionStore<P> {
             track_changes: true,
             version: 0,
             server_epoch: None,
+            rejected: Rejections::default(),
         }
     }
 }

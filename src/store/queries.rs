@@ -1,6 +1,7 @@
 //! The queries: current turn, session and task pending actions, clarification bundle, hidden
 //! ids, permission, status summary and pending owner; each answer is a rule call.
 
+use super::messages::RowView;
 use super::session::{SessionEntry, SessionRef};
 use super::tasks::{HeldSummary, TaskEntry};
 use super::{Bundle, ProjectionStore, Reason};
@@ -12,6 +13,18 @@ use crate::rules::pending::{
     effective_task_pending_action, session_pending_action_with, task_pending_action,
 };
 use crate::rules::turn::{current_turn, CurrentTurn};
+
+/// What discovery found in a session ([`ProjectionStore::discover`]).
+pub(super) struct Discovery<'a> {
+    pub(super) considered: Considered<'a>,
+    /// The rows discovery read, in creation order.
+    pub(super) candidates: Vec<RowView<'a>>,
+    /// The pending request among them.
+    pub(super) request: Option<usize>,
+    /// The active bundle's pending members among them (empty when incomplete).
+    pub(super) members: Vec<usize>,
+    pub(super) reason: Reason,
+}
 
 impl<P: Clone> ProjectionStore<P> {
     pub(super) fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
@@ -58,45 +71,66 @@ impl<P: Clone> ProjectionStore<P> {
         (action, Reason::SessionAction(why))
     }
 
-    /// The active clarification bundle of a session (SPEC §3), scoped by its current turn and
-    /// its authoritative projection.
-    pub fn pending_clarification(&self, session_id: &str) -> (Option<Bundle<'_>>, Reason) {
-        let Some(entry) = self.sessions.get(session_id) else {
-            return (None, Reason::SessionUnknown);
-        };
+    /// Discovery over a session's held rows (SPEC §3): the rows read, the pending request and
+    /// the active bundle's members among them (indices), and why.
+    pub(super) fn discover(entry: &SessionEntry) -> Discovery<'_> {
         let (current, _) = Self::current_turn_of(entry);
         let scope = Scope {
             current_turn: current,
             pending_action: entry.projection.action,
         };
-        let candidates = match considered(Some(&scope)) {
+        let considered = considered(Some(&scope));
+        let mut discovery = Discovery {
+            considered,
+            candidates: Vec::new(),
+            request: None,
+            members: Vec::new(),
+            reason: Reason::NoPendingRequest,
+        };
+        discovery.candidates = match considered {
             Considered::Nothing => {
-                let why = match (scope.pending_action, current) {
+                discovery.reason = match (scope.pending_action, current) {
                     (Some(a), _) if a != Some(PendingAction::Clarification) => {
                         Reason::ProjectionNotClarification
                     }
                     (_, CurrentTurn::None) => Reason::NoCurrentTurn,
                     _ => Reason::AuthorityUnknown,
                 };
-                return (None, why);
+                return discovery;
             }
             Considered::Turn(turn) => entry.messages.turn_requests(turn),
             Considered::All => entry.messages.discovery_candidates(),
         };
-        let Some(request) =
-            pending_request(&candidates, Some(&scope)).and_then(|i| candidates.get(i))
-        else {
-            return (None, Reason::NoPendingRequest);
-        };
-        let members = pending_bundle(&candidates, Some(&scope));
-        if members.is_empty() {
-            return (None, Reason::BundleIncomplete);
+        discovery.request = pending_request(&discovery.candidates, Some(&scope));
+        if discovery.request.is_none() {
+            return discovery;
         }
+        discovery.members = pending_bundle(&discovery.candidates, Some(&scope));
+        discovery.reason = if discovery.members.is_empty() {
+            Reason::BundleIncomplete
+        } else {
+            Reason::ActiveBundle
+        };
+        discovery
+    }
+
+    /// The active clarification bundle of a session (SPEC §3), scoped by its current turn and
+    /// its authoritative projection.
+    pub fn pending_clarification(&self, session_id: &str) -> (Option<Bundle<'_>>, Reason) {
+        let Some(entry) = self.sessions.get(session_id) else {
+            return (None, Reason::SessionUnknown);
+        };
+        let discovery = Self::discover(entry);
+        let request = discovery.request.and_then(|i| discovery.candidates.get(i));
+        let (Some(request), Reason::ActiveBundle) = (request, discovery.reason) else {
+            return (None, discovery.reason);
+        };
         let bundle = Bundle {
             pending_id: request.pending_id_str(),
-            message_ids: members
+            message_ids: discovery
+                .members
                 .iter()
-                .filter_map(|&i| candidates.get(i).map(|v| v.id_str()))
+                .filter_map(|&i| discovery.candidates.get(i).map(|v| v.id_str()))
                 .collect(),
         };
         (Some(bundle), Reason::ActiveBundle)

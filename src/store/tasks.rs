@@ -2,6 +2,7 @@
 //! task inputs: summary events, `task.updated`, deletion, and REST snapshots merged against the
 //! fetch token's `Captured` state (SPEC §7).
 
+use super::explain::{Input, Noted};
 use super::hash::HashMap;
 use super::{ProjectionStore, Reason, SessionId, TaskInput, MAX_FETCHES};
 use crate::error::WireError;
@@ -125,6 +126,15 @@ impl<P: Clone> ProjectionStore<P> {
             if newly_known {
                 self.touch_task(task_id);
             }
+            self.note_rejection(Noted {
+                input: Input::StatusSummary,
+                reason: Reason::OlderRevisionRejected,
+                task_id: Some(task_id),
+                session_id: None,
+                message_id: None,
+                revision: None,
+                summary: incoming.0.revision,
+            });
             return Reason::OlderRevisionRejected;
         }
         task.summary = Some(HeldSummary::held(incoming));

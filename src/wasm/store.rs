@@ -621,21 +621,41 @@ impl JsProjectionStore {
         Ok(summary.cloned().unwrap_or(JsValue::NULL))
     }
 
-    /// `pendingOwner(taskId, preferredSessionId?)` → the session to open, or `""` for task-only.
-    #[wasm_bindgen(js_name = pendingOwner, skip_typescript)]
-    pub fn pending_owner(&self) -> JsResult {
-        let (id, preferred) = with_tape(|t| {
+    /// The `(taskId, preferredSessionId?)` arguments of the owner queries.
+    fn owner_args() -> Result<(String, Option<String>), JsValue> {
+        with_tape(|t| {
             let id = api::id(&t.arg(0), "taskId")?;
             let preferred = crate::wire::optional_string(
                 &t.arg(1),
                 &crate::wire::Path::Root("preferredSessionId"),
             )?;
             Ok((id, preferred))
-        })?;
+        })
+    }
+
+    /// `pendingOwner(taskId, preferredSessionId?)` → the session to open, or `""` for task-only.
+    #[wasm_bindgen(js_name = pendingOwner, skip_typescript)]
+    pub fn pending_owner(&self) -> JsResult {
+        let (id, preferred) = Self::owner_args()?;
         let store = self.store.borrow();
         let (owner, reason) = store.pending_owner(&id, preferred.as_deref());
         self.last_reason.set(reason);
         Ok(JsValue::from_str(owner.unwrap_or("")))
+    }
+
+    /// `explain(sessionId)` → the session's explanation as JSON text (`store.js` parses it).
+    #[wasm_bindgen(js_name = explain, skip_typescript)]
+    pub fn explain(&self) -> Result<String, JsValue> {
+        let id = Self::query_id("sessionId")?;
+        Ok(self.store.borrow().explain(&id).to_json())
+    }
+
+    /// `explainOwner(taskId, preferredSessionId?)` → the owner explanation as JSON text.
+    #[wasm_bindgen(js_name = explainOwner, skip_typescript)]
+    pub fn explain_owner(&self) -> Result<String, JsValue> {
+        let (id, preferred) = Self::owner_args()?;
+        let store = self.store.borrow();
+        Ok(store.explain_owner(&id, preferred.as_deref()).to_json())
     }
 
     /// `lastReason()`: the machine-readable reason of the last query or event, e.g.

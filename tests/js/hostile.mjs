@@ -163,6 +163,8 @@ export function entries() {
     ['taskPendingAction', [T], [S.LEAF], 'store'],
     ['taskStatusSummary', [T], [S.LEAF], 'store'],
     ['pendingOwner', [T, 'sess-2'], [S.LEAF, S.LEAF], 'store'],
+    ['explain', ['sess-1'], [S.LEAF], 'store'],
+    ['explainOwner', [T, 'sess-2'], [S.LEAF, S.LEAF], 'store'],
     ['beginSelection', [T, { preferredSessionId: 'sess-2' }], [S.LEAF, S.SELECTION_OPTIONS], 'store'],
     ['setActiveTask', [T], [S.LEAF], 'store'],
     ['settleSelection', [TICKET, { sessions: [session('sess-1', 'WAITING_FOR_INPUT', 'clarification', 30)] }], [S.LEAF, S.SETTLE_OUTCOME], 'store'],

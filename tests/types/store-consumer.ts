@@ -5,11 +5,14 @@
 import { ProjectionStore, boundedLoad } from 'task-projection';
 import type {
   FrameOutcome,
+  OwnerExplanation,
   Reason,
   PendingAction,
   PendingClarification,
   SelectionLoad,
   SelectionOutcome,
+  SessionExplanation,
+  TurnStanding,
   StoreChanges,
   TaskProjectionError,
   WireMessageEvent,
@@ -142,6 +145,21 @@ const why: Reason = store.lastReason();
 if (why === 'older_revision_rejected') console.log('stale');
 // @ts-expect-error not a reason code
 if (why === 'no_such_reason') console.log('never');
+
+// --- explanations ----------------------------------------------------------------------------------
+const explained = store.explain('sess-1');
+exact<SessionExplanation, typeof explained>(true);
+exact<Reason, typeof explained.current_turn.reason>(true);
+const standing: TurnStanding | undefined = explained.turns[0]?.standing;
+if (standing === 'lifecycle_skipped') console.log('a lifecycle turn');
+// @ts-expect-error not a standing
+if (standing === 'skipped') console.log('never');
+for (const r of explained.rejected) console.log(r.input, r.reason, r.detail, r.revision, r.held);
+const ownerWhy = store.explainOwner('task-1', 'sess-1');
+exact<OwnerExplanation, typeof ownerWhy>(true);
+exact<string | null, typeof ownerWhy.owner.session_id>(true);
+// @ts-expect-error a session id is a string
+store.explain(42);
 
 // --- frames ------------------------------------------------------------------------------------------
 declare const socketText: string;

@@ -4,6 +4,98 @@ export interface PendingClarification {
   message_ids: string[];
 }
 
+/** A revision in an explanation: a sequence beyond 2^53 − 1 is a decimal string. */
+export interface ExplainedRevision {
+  epoch: string;
+  sequence: number | string;
+}
+
+/** Where a turn stands in the current-turn decision (SPEC §2). */
+export type TurnStanding =
+  /** The current turn. */
+  | "current"
+  /** A lifecycle record: never current, however recent. */
+  | "lifecycle_skipped"
+  /** A reservation no known message references yet: not published. */
+  | "unpublished_reservation"
+  /** Eligible, but the session is not input-capable (quarantine): no turn is current. */
+  | "quarantined"
+  /** Eligible, but another turn ranks above it (open before completed, then newest). */
+  | "outranked";
+
+/** Where a pending clarification request stands in discovery (SPEC §3). */
+export type RequestStanding =
+  /** In the active bundle: the overlay shows it. */
+  | "in_bundle"
+  /** Discovery considers nothing (the projection is not a clarification, no current turn, or the authority is unknown). */
+  | "discovery_closed"
+  /** Its turn is not the current (or latest) turn: superseded, never shown again. */
+  | "not_current_turn"
+  /** Its bundle has not fully arrived (`question_total`). */
+  | "bundle_incomplete"
+  /** A newer request of the same turn was chosen. */
+  | "newer_request_chosen";
+
+/** An input the store did not take (or, for a session event whose state applied, its projection). */
+export interface RejectedInput {
+  input:
+    | "session_list" | "session.updated" | "session.message.added" | "session.message.updated"
+    | "session.message.deleted" | "task.status_summary.updated";
+  reason: Reason;
+  /** For a revision comparison: which side lost and how. */
+  detail: "older_epoch" | "older_sequence" | "malformed_epoch" | null;
+  task_id: string | null;
+  session_id: string | null;
+  message_id: string | null;
+  /** The input's revision (a status summary's is a number) and the one held when it came. */
+  revision: ExplainedRevision | number | string | null;
+  held: ExplainedRevision | number | string | null;
+}
+
+/** `store.explain(sessionId)`. */
+export interface SessionExplanation {
+  session_id: string;
+  /** The store holds anything about the session. */
+  known: boolean;
+  task_id: string | null;
+  /** Present in its task's loaded session list. */
+  listed: boolean;
+  /** The state held (`"OTHER"` for a state this version does not know). */
+  state: SessionState | "OTHER" | null;
+  /** `currentTurnId`'s answer: `known: false` while the turn history is not loaded. */
+  current_turn: { id: string | null; known: boolean; reason: Reason };
+  /** How many turns are held (`null`: the history is not loaded). */
+  turn_count: number | null;
+  /** Up to 20 turns: the current one first, then the others last held first. */
+  turns: { id: string; open: boolean; standing: TurnStanding }[];
+  pending_action: { value: PendingAction | null; reason: Reason };
+  /** The authoritative projection held (`known: false`: none received). */
+  projection: { known: boolean; action: PendingAction | null; revision: ExplainedRevision | null };
+  /** `pendingClarification`'s reason and its bundle's pending id. */
+  clarification: { reason: Reason; pending_id: string | null };
+  /** The 20 newest pending clarification requests held, newest first. */
+  requests: { id: string; turn_id: string | null; pending_id: string | null; standing: RequestStanding }[];
+  permission: { pending: boolean; reason: Reason };
+  /** Recent inputs about the session the store rejected (of the store's last 64), newest first. */
+  rejected: RejectedInput[];
+}
+
+/** `store.explainOwner(taskId, preferredSessionId?)`. */
+export interface OwnerExplanation {
+  task_id: string;
+  known: boolean;
+  /** `pendingOwner`'s answer (`null`: task-only navigation) and why. */
+  owner: { session_id: string | null; reason: Reason };
+  pending_action: { value: PendingAction | null; reason: Reason };
+  summary_revision: number | string | null;
+  /** The preferred session asked about; `eligible: false` when it belongs to another task. */
+  preferred: { session_id: string; eligible: boolean } | null;
+  /** The task's listed sessions, newest first (`null`: the list is not loaded). */
+  sessions: { id: string; state: SessionState | "OTHER" | null; is_primary: boolean; pending_action: PendingAction | null }[] | null;
+  /** Recent inputs about the task or its sessions the store rejected, newest first. */
+  rejected: RejectedInput[];
+}
+
 /** What changed, delivered to `subscribe` listeners at most once per microtask. */
 export interface StoreChanges {
   tasks: string[];
@@ -255,6 +347,15 @@ export class ProjectionStore {
   taskStatusSummary(taskId: string): WireStatusSummary | null;
   /** The session to open for the task, or `""` for task-only navigation. */
   pendingOwner(taskId: string, preferredSessionId?: string | null): string;
+  /**
+   * Why the store answers what it does about a session: its current turn and every turn's
+   * standing, the clarification bundle and every pending request's standing, the projection and
+   * revision held, and the recent inputs it rejected as older. A fresh plain object per call, for
+   * people and devtools (not for rendering: the queries are the answers).
+   */
+  explain(sessionId: string): SessionExplanation;
+  /** Why `pendingOwner(taskId, preferredSessionId)` answers what it does. */
+  explainOwner(taskId: string, preferredSessionId?: string | null): OwnerExplanation;
   /** Why the last query or apply call did what it did, e.g. `"older_revision_rejected"`. */
   lastReason(): Reason;
   /** Why the last apply call (an event, a REST input, a frame) did what it did; queries do not

@@ -1,0 +1,681 @@
+//! Explanations: why the store answers what it does about a session ([`SessionExplanation`]) or
+//! a task's pending owner ([`OwnerExplanation`]), and the log of recent inputs it rejected
+//! ([`Rejection`]). Every "why" here is a rule's own answer ([`turn_standing`],
+//! [`request_standing`], [`can_replace`], the queries' reasons); this module only gathers them
+//! and writes them as JSON for the binding.
+
+use std::collections::VecDeque;
+
+use super::messages::RowView;
+use super::session::{SessionEntry, SessionRef};
+use super::{MessageEventKind, ProjectionStore, Reason};
+use crate::rules::clarification::{request_standing, RequestStanding};
+use crate::rules::model::{
+    MessageKind, MessageRecord, PendingAction, Revision, SessionRecord, SessionState, TurnRecord,
+};
+use crate::rules::revision::{can_replace, ReplaceReason};
+use crate::rules::turn::{turn_standing, CurrentTurn, TurnStanding};
+
+/// How many rejected inputs the store remembers (store-wide; an explanation lists its own).
+const REJECTIONS: usize = 64;
+
+/// How many turns and requests an explanation lists (the most relevant first).
+const LINES: usize = 20;
+
+/// The kind of input a [`Rejection`] was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    SessionList,
+    SessionEvent,
+    Message(MessageEventKind),
+    StatusSummary,
+}
+
+impl Input {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Input::SessionList => "session_list",
+            Input::SessionEvent => "session.updated",
+            Input::Message(MessageEventKind::Added) => "session.message.added",
+            Input::Message(MessageEventKind::Updated) => "session.message.updated",
+            Input::Message(MessageEventKind::Deleted) => "session.message.deleted",
+            Input::StatusSummary => "task.status_summary.updated",
+        }
+    }
+}
+
+/// A revision as a rejection carries it: a pending-action revision or a summary's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rev {
+    Pending(Revision),
+    Summary(u64),
+}
+
+/// An input the store did not take (wholly or, for a session event whose state applied, its
+/// projection): what it was, why, and the revision it carried beside the one held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub input: Input,
+    pub reason: Reason,
+    pub task_id: Option<Box<str>>,
+    pub session_id: Option<Box<str>>,
+    pub message_id: Option<Box<str>>,
+    pub revision: Option<Rev>,
+    pub held: Option<Rev>,
+}
+
+impl Rejection {
+    /// The finer reason of a revision comparison (older epoch, older sequence, malformed epoch).
+    pub fn detail(&self) -> Option<ReplaceReason> {
+        match (&self.revision, &self.held) {
+            (Some(Rev::Pending(incoming)), held) => {
+                let held = match held {
+                    Some(Rev::Pending(h)) => Some(h),
+                    _ => None,
+                };
+                Some(can_replace(held, Some(incoming)).1)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The bounded log of recent rejections (oldest first).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Rejections(VecDeque<Rejection>);
+
+impl Rejections {
+    pub(super) fn push(&mut self, rejection: Rejection) {
+        if self.0.len() >= REJECTIONS {
+            self.0.pop_front();
+        }
+        self.0.push_back(rejection);
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The rejections `keep` selects, newest first.
+    fn select(&self, keep: impl Fn(&Rejection) -> bool) -> Vec<&Rejection> {
+        self.0.iter().rev().filter(|r| keep(r)).collect()
+    }
+}
+
+/// The reasons an event reason counts as a rejection.
+pub(super) const fn is_rejection(reason: Reason) -> bool {
+    matches!(
+        reason,
+        Reason::OlderRevisionRejected
+            | Reason::OlderUpdateCarriesNoProjection
+            | Reason::OlderStateIgnored
+            | Reason::DeletedMessageStaysDeleted
+            | Reason::TaskMismatchRejected
+            | Reason::TaskRemoved
+    )
+}
+
+/// One turn in a [`SessionExplanation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnLine<'a> {
+    pub id: &'a str,
+    pub open: bool,
+    pub standing: TurnStanding,
+}
+
+/// One pending clarification request in a [`SessionExplanation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestLine<'a> {
+    pub id: &'a str,
+    pub turn_id: Option<&'a str>,
+    pub pending_id: Option<&'a str>,
+    pub standing: RequestStanding,
+}
+
+/// Why the store answers what it does about one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionExplanation<'a> {
+    pub session_id: &'a str,
+    /// The store holds anything about the session.
+    pub known: bool,
+    pub task_id: Option<&'a str>,
+    /// Present in its task's loaded session list.
+    pub listed: bool,
+    pub state: Option<SessionState>,
+    pub current_turn: (CurrentTurn<&'a str>, Reason),
+    /// How many turns are held (`None`: the turn history is not loaded).
+    pub turn_count: Option<usize>,
+    /// The current turn first, then the others last held first; at most [`LINES`].
+    pub turns: Vec<TurnLine<'a>>,
+    pub pending_action: (Option<PendingAction>, Reason),
+    /// The authoritative projection held: its action (`None` unknown, `Some(None)` clean) and
+    /// revision.
+    pub projection: (Option<Option<PendingAction>>, Option<&'a Revision>),
+    /// The clarification query's reason and its bundle's pending id.
+    pub clarification: (Reason, Option<&'a str>),
+    /// The pending clarification requests held, newest first, at most [`LINES`].
+    pub requests: Vec<RequestLine<'a>>,
+    pub permission: (bool, Reason),
+    /// Recent inputs about the session that the store rejected, newest first.
+    pub rejected: Vec<&'a Rejection>,
+}
+
+/// One session of the task in an [`OwnerExplanation`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionLine<'a> {
+    pub id: &'a str,
+    pub state: Option<SessionState>,
+    pub is_primary: bool,
+    pub pending_action: Option<PendingAction>,
+}
+
+/// Why the store answers what it does about a task's pending owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerExplanation<'a> {
+    pub task_id: &'a str,
+    pub known: bool,
+    pub owner: (Option<&'a str>, Reason),
+    pub pending_action: (Option<PendingAction>, Reason),
+    /// The held status summary's revision (`None`: none held, or it has none).
+    pub summary_revision: Option<u64>,
+    /// The preferred session asked about, and whether it may count (not another task's).
+    pub preferred: Option<(&'a str, bool)>,
+    /// The task's listed sessions, newest first (`None`: the list is not loaded).
+    pub sessions: Option<Vec<SessionLine<'a>>>,
+    /// Recent inputs about the task or its sessions that the store rejected, newest first.
+    pub rejected: Vec<&'a Rejection>,
+}
+
+/// A rejected input as its apply call sees it ([`ProjectionStore::note_rejection`] copies it).
+pub(super) struct Noted<'a> {
+    pub(super) input: Input,
+    pub(super) reason: Reason,
+    pub(super) task_id: Option<&'a str>,
+    pub(super) session_id: Option<&'a str>,
+    pub(super) message_id: Option<&'a str>,
+    /// A pending-action revision (a summary's is `summary`).
+    pub(super) revision: Option<&'a Revision>,
+    pub(super) summary: Option<u64>,
+}
+
+impl<P: Clone> ProjectionStore<P> {
+    /// Records a rejected input (see [`Rejections`]) with the revision held now: a rejected
+    /// input left it as it was. Out of line: rejections are rare, and the apply paths stay small.
+    #[inline(never)]
+    pub(super) fn note_rejection(&mut self, noted: Noted<'_>) {
+        let (revision, held) = if noted.input == Input::StatusSummary {
+            let held = noted
+                .task_id
+                .and_then(|t| self.tasks.get(t))
+                .and_then(|t| t.summary.as_ref())
+                .and_then(|s| s.revision());
+            (noted.summary.map(Rev::Summary), held.map(Rev::Summary))
+        } else {
+            let held = noted
+                .session_id
+                .and_then(|s| self.sessions.get(s))
+                .and_then(|s| s.projection.revision.clone());
+            (
+                noted.revision.cloned().map(Rev::Pending),
+                held.map(Rev::Pending),
+            )
+        };
+        self.rejected.push(Rejection {
+            input: noted.input,
+            reason: noted.reason,
+            task_id: noted.task_id.map(Box::from),
+            session_id: noted.session_id.map(Box::from),
+            message_id: noted.message_id.map(Box::from),
+            revision,
+            held,
+        });
+    }
+
+    /// Forgets the recorded rejections.
+    pub fn clear_rejections(&mut self) {
+        self.rejected.clear();
+    }
+
+    /// Why the store answers what it does about `session_id`.
+    pub fn explain<'s>(&'s self, session_id: &'s str) -> SessionExplanation<'s> {
+        let entry = self.sessions.get_key_value(session_id);
+        let id = entry.map_or(session_id, |(k, _)| &**k);
+        // The queries' answers, as the app sees them.
+        let current_turn = self.current_turn_id(session_id);
+        let pending_action = self.session_pending_action(session_id);
+        let (bundle, clarification_reason) = self.pending_clarification(session_id);
+        let permission = self.has_pending_permission(session_id);
+        let rejected = self
+            .rejected
+            .select(|r| r.session_id.as_deref() == Some(session_id));
+        let Some((_, entry)) = entry else {
+            return SessionExplanation {
+                session_id,
+                known: false,
+                task_id: None,
+                listed: false,
+                state: None,
+                current_turn,
+                turn_count: None,
+                turns: Vec::new(),
+                pending_action,
+                projection: (None, None),
+                clarification: (clarification_reason, None),
+                requests: Vec::new(),
+                permission,
+                rejected,
+            };
+        };
+        SessionExplanation {
+            session_id: id,
+            known: true,
+            task_id: entry.task_id.as_deref(),
+            listed: entry.listed,
+            state: entry.state,
+            current_turn,
+            turn_count: entry.turns.as_ref().map(Vec::len),
+            turns: Self::turn_lines(entry),
+            pending_action,
+            projection: (entry.projection.action, entry.projection.revision.as_ref()),
+            clarification: (clarification_reason, bundle.and_then(|b| b.pending_id)),
+            requests: Self::request_lines(entry),
+            permission,
+            rejected,
+        }
+    }
+
+    /// The session's turns, the current one first and then the others last held first, each
+    /// with its standing.
+    fn turn_lines(entry: &SessionEntry) -> Vec<TurnLine<'_>> {
+        let Some(turns) = entry.turns.as_deref() else {
+            return Vec::new();
+        };
+        let current = Self::current_turn_of(entry).0.turn();
+        let mut lines: Vec<(bool, TurnLine<'_>)> = Vec::with_capacity(turns.len());
+        for turn in turns.iter().rev() {
+            let is_current = current == Some(turn.id.as_str());
+            let standing = turn_standing(turn, entry.state, is_current, |t| {
+                entry.messages.references(t)
+            });
+            let line = TurnLine {
+                id: &turn.id,
+                open: turn.is_open(),
+                standing,
+            };
+            lines.push((!is_current, line));
+        }
+        // The current turn first (a stable partition: `false` sorts first).
+        if let Some(head) = lines
+            .iter()
+            .position(|(other, _)| !*other)
+            .and_then(|at| lines.get_mut(..=at))
+        {
+            head.rotate_right(1);
+        }
+        lines.truncate(LINES);
+        lines.into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// The session's pending clarification requests, newest first, each with its standing.
+    fn request_lines(entry: &SessionEntry) -> Vec<RequestLine<'_>> {
+        let discovery = Self::discover(entry);
+        let chosen = discovery.request.and_then(|i| discovery.candidates.get(i));
+        let in_bundle = |row: &RowView<'_>| {
+            discovery
+                .members
+                .iter()
+                .filter_map(|&i| discovery.candidates.get(i))
+                .any(|m| m.id_str() == row.id_str())
+        };
+        // `rows()` is in creation order: the newest last.
+        let mut pending: Vec<RowView<'_>> = entry
+            .messages
+            .rows()
+            .filter(|r| r.kind() == MessageKind::ClarificationRequest && r.status().is_pending())
+            .collect();
+        pending.reverse();
+        pending
+            .into_iter()
+            .take(LINES)
+            .map(|row| RequestLine {
+                id: row.id_str(),
+                turn_id: row.turn_id_str(),
+                pending_id: row.pending_id_str(),
+                standing: request_standing(&row, discovery.considered, chosen, in_bundle(&row)),
+            })
+            .collect()
+    }
+
+    /// Why the store answers what it does about `task_id`'s pending owner (with the same
+    /// `preferred` session [`Self::pending_owner`] takes).
+    pub fn explain_owner<'s>(
+        &'s self,
+        task_id: &'s str,
+        preferred: Option<&'s str>,
+    ) -> OwnerExplanation<'s> {
+        let owner = self.pending_owner(task_id, preferred);
+        let pending_action = self.task_pending_action(task_id);
+        let task = self.tasks.get_key_value(task_id);
+        let sessions = task.and_then(|(_, t)| {
+            t.sessions.as_ref()?;
+            Some(
+                self.listed_sessions(t)
+                    .into_iter()
+                    .map(|s: SessionRef<'_>| SessionLine {
+                        id: s.id,
+                        state: s.state(),
+                        is_primary: s.is_primary(),
+                        pending_action: s.action(),
+                    })
+                    .collect(),
+            )
+        });
+        let listed = |session: &str| {
+            task.and_then(|(_, t)| t.sessions.as_ref())
+                .is_some_and(|list| list.iter().any(|s| &**s == session))
+        };
+        let rejected = self.rejected.select(|r| {
+            r.task_id.as_deref() == Some(task_id) || r.session_id.as_deref().is_some_and(listed)
+        });
+        OwnerExplanation {
+            task_id: task.map_or(task_id, |(k, _)| &**k),
+            known: task.is_some(),
+            owner,
+            pending_action,
+            summary_revision: task
+                .and_then(|(_, t)| t.summary.as_ref())
+                .and_then(|s| s.revision()),
+            preferred: preferred.map(|p| (p, self.eligible_preferred(task_id, Some(p)).is_some())),
+            sessions,
+            rejected,
+        }
+    }
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+/// A small JSON writer: the explanations are written once per call, for people and devtools, so
+/// a hand-written writer keeps serde's serializer out of the wasm.
+struct Json(String);
+
+impl Json {
+    /// A comma unless the value opens its container.
+    fn sep(&mut self) {
+        if !matches!(self.0.as_bytes().last(), Some(b'{' | b'[') | None) {
+            self.0.push(',');
+        }
+    }
+
+    fn key(&mut self, key: &str) -> &mut Self {
+        self.sep();
+        self.text(key);
+        self.0.push(':');
+        self
+    }
+
+    fn text(&mut self, s: &str) {
+        self.0.push('"');
+        // Escapes are ASCII, so the text between them is pushed as whole UTF-8 slices.
+        let mut from = 0;
+        for (at, byte) in s.bytes().enumerate() {
+            if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                self.0.push_str(s.get(from..at).unwrap_or_default());
+                self.0.push_str("\\u00");
+                for d in [byte >> 4, byte & 0xf] {
+                    self.0.push(char::from(
+                        b"0123456789abcdef"
+                            .get(usize::from(d))
+                            .copied()
+                            .unwrap_or(b'0'),
+                    ));
+                }
+                from = at.saturating_add(1);
+            }
+        }
+        self.0.push_str(s.get(from..).unwrap_or_default());
+        self.0.push('"');
+    }
+
+    fn str(&mut self, key: &str, value: Option<&str>) {
+        self.key(key);
+        match value {
+            Some(v) => self.text(v),
+            None => self.0.push_str("null"),
+        }
+    }
+
+    fn raw(&mut self, key: &str, value: &str) {
+        self.key(key).0.push_str(value);
+    }
+
+    fn bool(&mut self, key: &str, value: bool) {
+        self.raw(key, if value { "true" } else { "false" });
+    }
+
+    /// A number; beyond 2^53 − 1 (where a JS Number would round it) a decimal string.
+    fn num(&mut self, key: &str, value: Option<u64>) {
+        match value {
+            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&n.to_string())),
+            Some(n) => self.raw(key, &n.to_string()),
+            None => self.raw(key, "null"),
+        }
+    }
+
+    fn open(&mut self, key: &str, bracket: char) {
+        self.key(key).0.push(bracket);
+    }
+
+    /// An array element that is an object.
+    fn element(&mut self) {
+        self.sep();
+        self.0.push('{');
+    }
+
+    fn close(&mut self, bracket: char) {
+        self.0.push(bracket);
+    }
+
+    fn reason(&mut self, reason: Reason) {
+        self.str("reason", Some(reason.code()));
+    }
+
+    fn action(&mut self, key: &str, action: Option<PendingAction>) {
+        self.str(key, action.map(PendingAction::as_str));
+    }
+
+    fn revision(&mut self, key: &str, revision: Option<&Rev>) {
+        match revision {
+            None => self.raw(key, "null"),
+            Some(Rev::Summary(n)) => self.num(key, Some(*n)),
+            Some(Rev::Pending(r)) => {
+                self.open(key, '{');
+                self.str("epoch", Some(&r.epoch));
+                self.num("sequence", Some(r.sequence));
+                self.close('}');
+            }
+        }
+    }
+
+    fn rejected(&mut self, rejected: &[&Rejection]) {
+        self.open("rejected", '[');
+        for r in rejected {
+            self.element();
+            self.str("input", Some(r.input.as_str()));
+            self.reason(r.reason);
+            self.str("detail", r.detail().and_then(replace_detail));
+            self.str("task_id", r.task_id.as_deref());
+            self.str("session_id", r.session_id.as_deref());
+            self.str("message_id", r.message_id.as_deref());
+            self.revision("revision", r.revision.as_ref());
+            self.revision("held", r.held.as_ref());
+            self.close('}');
+        }
+        self.close(']');
+    }
+}
+
+/// The wire spelling of a session state (`OTHER` for one this version does not know).
+const fn state_str(state: SessionState) -> &'static str {
+    match state {
+        SessionState::Created => "CREATED",
+        SessionState::Starting => "STARTING",
+        SessionState::Running => "RUNNING",
+        SessionState::Idle => "IDLE",
+        SessionState::WaitingForInput => "WAITING_FOR_INPUT",
+        SessionState::Completed => "COMPLETED",
+        SessionState::Failed => "FAILED",
+        SessionState::Cancelled => "CANCELLED",
+        SessionState::Other => "OTHER",
+    }
+}
+
+/// The code of a rejecting revision comparison.
+const fn replace_detail(reason: ReplaceReason) -> Option<&'static str> {
+    match reason {
+        ReplaceReason::OlderEpoch => Some("older_epoch"),
+        ReplaceReason::OlderRevisionRejected => Some("older_sequence"),
+        ReplaceReason::IncomingEpochMalformed => Some("malformed_epoch"),
+        _ => None,
+    }
+}
+
+pub const fn turn_standing_code(standing: TurnStanding) -> &'static str {
+    match standing {
+        TurnStanding::Current => "current",
+        TurnStanding::LifecycleOnly => "lifecycle_skipped",
+        TurnStanding::UnpublishedReservation => "unpublished_reservation",
+        TurnStanding::Quarantined => "quarantined",
+        TurnStanding::Outranked => "outranked",
+    }
+}
+
+pub const fn request_standing_code(standing: RequestStanding) -> &'static str {
+    match standing {
+        RequestStanding::InBundle => "in_bundle",
+        RequestStanding::DiscoveryClosed => "discovery_closed",
+        RequestStanding::NotCurrentTurn => "not_current_turn",
+        RequestStanding::BundleIncomplete => "bundle_incomplete",
+        RequestStanding::NewerRequestChosen => "newer_request_chosen",
+    }
+}
+
+impl SessionExplanation<'_> {
+    /// The explanation as JSON (the shape `SessionExplanation` in `types/store.d.ts` declares).
+    pub fn to_json(&self) -> String {
+        let mut j = Json(String::with_capacity(512));
+        j.0.push('{');
+        j.str("session_id", Some(self.session_id));
+        j.bool("known", self.known);
+        j.str("task_id", self.task_id);
+        j.bool("listed", self.listed);
+        j.str("state", self.state.map(state_str));
+
+        let (current, why) = self.current_turn;
+        j.open("current_turn", '{');
+        j.str("id", current.turn());
+        j.bool("known", current != CurrentTurn::Unknown);
+        j.reason(why);
+        j.close('}');
+        j.num(
+            "turn_count",
+            self.turn_count.and_then(|n| u64::try_from(n).ok()),
+        );
+        j.open("turns", '[');
+        for t in &self.turns {
+            j.element();
+            j.str("id", Some(t.id));
+            j.bool("open", t.open);
+            j.str("standing", Some(turn_standing_code(t.standing)));
+            j.close('}');
+        }
+        j.close(']');
+
+        let (action, why) = self.pending_action;
+        j.open("pending_action", '{');
+        j.action("value", action);
+        j.reason(why);
+        j.close('}');
+
+        let (held_action, held_revision) = self.projection;
+        j.open("projection", '{');
+        j.bool("known", held_action.is_some());
+        j.action("action", held_action.flatten());
+        let revision = held_revision.map(|r| Rev::Pending(r.clone()));
+        j.revision("revision", revision.as_ref());
+        j.close('}');
+
+        let (why, pending_id) = self.clarification;
+        j.open("clarification", '{');
+        j.reason(why);
+        j.str("pending_id", pending_id);
+        j.close('}');
+        j.open("requests", '[');
+        for r in &self.requests {
+            j.element();
+            j.str("id", Some(r.id));
+            j.str("turn_id", r.turn_id);
+            j.str("pending_id", r.pending_id);
+            j.str("standing", Some(request_standing_code(r.standing)));
+            j.close('}');
+        }
+        j.close(']');
+
+        let (blocked, why) = self.permission;
+        j.open("permission", '{');
+        j.bool("pending", blocked);
+        j.reason(why);
+        j.close('}');
+
+        j.rejected(&self.rejected);
+        j.close('}');
+        j.0
+    }
+}
+
+impl OwnerExplanation<'_> {
+    /// The explanation as JSON (the shape `OwnerExplanation` in `types/store.d.ts` declares).
+    pub fn to_json(&self) -> String {
+        let mut j = Json(String::with_capacity(256));
+        j.0.push('{');
+        j.str("task_id", Some(self.task_id));
+        j.bool("known", self.known);
+        let (owner, why) = self.owner;
+        j.open("owner", '{');
+        j.str("session_id", owner);
+        j.reason(why);
+        j.close('}');
+        let (action, why) = self.pending_action;
+        j.open("pending_action", '{');
+        j.action("value", action);
+        j.reason(why);
+        j.close('}');
+        j.num("summary_revision", self.summary_revision);
+        match self.preferred {
+            None => j.raw("preferred", "null"),
+            Some((id, eligible)) => {
+                j.open("preferred", '{');
+                j.str("session_id", Some(id));
+                j.bool("eligible", eligible);
+                j.close('}');
+            }
+        }
+        match &self.sessions {
+            None => j.raw("sessions", "null"),
+            Some(sessions) => {
+                j.open("sessions", '[');
+                for s in sessions {
+                    j.element();
+                    j.str("id", Some(s.id));
+                    j.str("state", s.state.map(state_str));
+                    j.bool("is_primary", s.is_primary);
+                    j.action("pending_action", s.pending_action);
+                    j.close('}');
+                }
+                j.close(']');
+            }
+        }
+        j.rejected(&self.rejected);
+        j.close('}');
+        j.0
+    }
+}
