@@ -416,9 +416,189 @@ async fn simulator_is_off_by_default() {
         .await
         .unwrap();
     assert_eq!(status, 404, "{body}");
+    let (status, body) = srv.http.get("/api/dev/sim").await.unwrap();
+    assert_eq!(status, 404, "the probe says no simulator: {body}");
     assert_eq!(srv.get("/api/v1/tasks").await, json!({ "tasks": [] }));
     srv.stop().await;
 }
+
+// ---- the demo page's simulator controls -------------------------------------------------------
+
+/// What the demo page's "Play the agent" panel calls: the probe; asking in an open turn (one is
+/// started when the current turn is completed or missing); a new turn that completes the open
+/// ones first (their question becomes superseded history); a session's pending permission
+/// resolved; a resumed detached answer written as the user's text; and reset (every task
+/// deleted, the demo tasks written again), which a client's store follows frame by frame.
+async fn simulator_controls(db: Db, _: Kind) {
+    let srv = Srv::start(db).await;
+    assert_eq!(srv.get("/api/dev/sim").await, json!({ "ok": true }));
+    let (mut ws, mut mirror) = srv.client().await;
+    let task = srv.task("controls").await;
+    let session = srv.session(&task, true).await;
+    let ask = |questions: Value| json!({ "questions": questions, "open_turn": true, "prompt": "Fix the build." });
+    let clarification = format!("/api/dev/sim/sessions/{session}/clarification");
+
+    // No turn yet: open_turn starts one (the user's prompt), then asks in it.
+    let asked = srv
+        .post(&clarification, ask(json!(["Which branch?"])))
+        .await;
+    assert_eq!(asked["turn_started"], true, "{asked}");
+    let first = asked["turn_id"].as_str().unwrap().to_owned();
+    let old = asked["pending_id"].as_str().unwrap().to_owned();
+    let messages = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"))
+        .await;
+    assert_eq!(messages["messages"][0]["content"], "Fix the build.");
+    assert_eq!(messages["messages"][0]["author_type"], "user");
+
+    // The current turn is open: asked in it, no new turn.
+    let permission = format!("/api/dev/sim/sessions/{session}/permission");
+    let again = srv
+        .post(
+            &permission,
+            json!({ "text": "May I push?", "open_turn": true }),
+        )
+        .await;
+    assert_eq!(
+        (again["turn_started"].as_bool(), again["turn_id"].as_str()),
+        (Some(false), Some(first.as_str())),
+        "{again}"
+    );
+
+    // A new turn after the open ones: the first turn completes, its question is history.
+    let turn = srv
+        .post(
+            &format!("/api/dev/sim/sessions/{session}/turns"),
+            json!({ "close_open": true }),
+        )
+        .await;
+    assert_eq!(turn["completed"], json!([first]), "{turn}");
+    let one = json!({ "answers": [{ "question_id": "q1", "answer": "main" }] });
+    let (status, body) = srv.respond(&old, one.clone()).await;
+    assert_eq!(
+        (status, body["state"].as_str()),
+        (409, Some("superseded_history")),
+        "{body}"
+    );
+
+    // The session's pending permission, resolved by session (newest pending first).
+    let asked = srv.post(&permission, json!({ "open_turn": true })).await;
+    assert_eq!(
+        asked["turn_started"], false,
+        "the new turn is open: {asked}"
+    );
+    let resolve = format!("/api/dev/sim/sessions/{session}/permission/resolve");
+    let resolved = srv.post(&resolve, json!({ "status": "approved" })).await;
+    assert_eq!(resolved["message_id"], asked["message_id"]);
+    let resolved = srv.post(&resolve, json!({ "status": "rejected" })).await;
+    assert_eq!(resolved["message_id"], again["message_id"]);
+    let (status, body) = srv
+        .http
+        .post(&resolve, &json!({ "status": "approved" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("nothing_pending")),
+        "{body}"
+    );
+    let (status, body) = srv
+        .http
+        .post(&resolve, &json!({ "status": "maybe" }))
+        .await
+        .unwrap();
+    assert_eq!(status, 400, "{body}");
+    let rows = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"))
+        .await;
+    let statuses: Vec<&str> = rows["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["type"] == "permission_request")
+        .map(|m| m["metadata"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["rejected", "approved"]);
+
+    // A detached answer resumes the session: the successor turn opens with the answers as the
+    // user's text (not the respond body's JSON), naming the bundle it answers.
+    let asked = srv
+        .post(&clarification, ask(json!(["Tag it?", "Notes?"])))
+        .await;
+    let pending = asked["pending_id"].as_str().unwrap().to_owned();
+    srv.post(
+        &format!("/api/dev/sim/sessions/{session}/detach"),
+        json!({}),
+    )
+    .await;
+    let answers = json!({ "answers": [
+        { "question_id": "q1", "answer": "Yes, v2" }, { "question_id": "q2", "answer": "None" }
+    ] });
+    let (status, body) = srv.respond(&pending, answers).await;
+    assert_eq!(status, 200, "{body}");
+    let rows = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"))
+        .await;
+    let resumed = rows["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metadata"]["response_to"] == pending.as_str())
+        .cloned()
+        .expect("the resumed turn's prompt");
+    assert_eq!(resumed["author_type"], "user");
+    assert_eq!(resumed["content"], "1. Yes, v2\n2. None");
+    // The resumed turn completed (the session rests): asking again starts a turn first.
+    let asked = srv
+        .post(&clarification, ask(json!(["Anything else?"])))
+        .await;
+    assert_eq!(asked["turn_started"], true, "{asked}");
+    assert_eq!(srv.sessions(&task).await[0]["state"], "WAITING_FOR_INPUT");
+    apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
+    check_converged(&mirror, &srv.http).await.unwrap();
+
+    // Reset: the old task is deleted, the demo tasks are back (newest first).
+    let reset = srv.post("/api/dev/sim/reset", json!({})).await;
+    assert_eq!(reset["deleted"], json!([task]), "{reset}");
+    let tasks = srv.get("/api/v1/tasks").await;
+    let listed: Vec<Value> = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!([t["id"], t["title"], t["task_pending_action"]]))
+        .collect();
+    let ids = reset["task_ids"].as_array().unwrap();
+    assert_eq!(
+        listed,
+        [
+            json!([ids[0], "Deploy preview environment", "permission"]),
+            json!([ids[1], "Upgrade the CI pipeline", "clarification"]),
+            json!([ids[2], "Refactor the billing module", "clarification"]),
+        ]
+    );
+    let frames = srv.frames_until_marker(&mut ws).await;
+    assert!(
+        frames.contains(&json!({ "type": "task.deleted", "payload": { "task_id": task } })),
+        "{frames:?}"
+    );
+    apply_all(&mut mirror, &frames);
+    check_converged(&mirror, &srv.http).await.unwrap();
+    let action = |a: Option<task_projection::rules::model::PendingAction>| a.map(|a| a.as_str());
+    assert_eq!(action(mirror.store.task_pending_action(&task).0), None);
+    for (id, expected) in ids
+        .iter()
+        .zip(["permission", "clarification", "clarification"])
+    {
+        let id = id.as_str().unwrap();
+        assert_eq!(
+            action(mirror.store.task_pending_action(id).0),
+            Some(expected)
+        );
+    }
+    ws.close().await;
+    srv.stop().await;
+}
+both!(simulator_controls);
 
 // ---- respond outcomes (SPEC §8) -----------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds the demo page into www/dist/ (gitignored): type-checks www/src with tsc (strict), bundles
-// it with esbuild (minified ES module; `task-projection` stays external, resolved by the import map
-// in index.html to /pkg/index.js, which the server serves from pkg/), copies index.html and the
-// minified style.css. Prints the bundle's raw and gzip sizes.
+// it with esbuild (minified ES module; `task-projection` and `task-projection/connect` stay external,
+// resolved by the import map in index.html to /pkg/index.js and /pkg/connect.js, which the server
+// serves from pkg/), copies index.html and the minified style.css. Prints the bundle's raw and gzip sizes.
 //
 //   node www/build.mjs            type-check + bundle
 //   node www/build.mjs --no-check bundle only
@@ -43,7 +43,7 @@ await esbuild.build({
   target: 'es2022',
   minify: true,
   sourcemap: false,
-  external: ['task-projection'],
+  external: ['task-projection', 'task-projection/connect'],
   logLevel: 'warning',
 });
 await esbuild.build({

@@ -1,16 +1,19 @@
-// End-to-end: the demo page (www/dist) against the real reference server (docs/server-api.md),
-// driven from the agent side through the simulator endpoints. Each test starts its own server on a
-// throwaway SQLite file (`--port 0 --simulator`) and asserts what the page shows. Screenshots of
-// every final state: tests/artifacts/e2e/*.png.
+// End-to-end: the demo page (www/dist) against the real reference server (docs/server-api.md).
+// Every scenario is played by clicking the page's own controls (its "Play the agent" panel, which
+// calls the server's simulator); the tests drive nothing through the simulator themselves, they
+// read REST state (and, for the replay, listen on a WebSocket of their own) to check what the page
+// shows. Each test starts its own server on a throwaway SQLite file (`--port 0 --simulator`);
+// the scenarios run at 1280×800 and at 390×844. Screenshots: tests/artifacts/e2e/*.png.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
 import {
-  assertNoOverflow, connectFrames, eventually, launchChromium, openDemo, overlay, pageState,
-  screenshot, serverBinary, sessionTab, startServer, taskItem,
+  assertNoOverflow, assertPlainWords, connectFrames, eventually, launchChromium, openDemo, overlay, pageState, play, route,
+  screenshot, serverBinary, sessionTab, startServer, taskItem, why, assertWhyMatches,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
+const VIEWPORTS = [['desktop', DESKTOP], ['phone 390x844', PHONE]];
 
 let browser;
 const cleanups = [];
@@ -35,266 +38,460 @@ async function setup(viewport = DESKTOP) {
   return { server, context };
 }
 
+/** The demo page with its "Play the agent" panel (the server has the simulator). */
+async function openPlayable(context, url, hash = '') {
+  const demo = await openDemo(context, url, hash);
+  await demo.page.getByTestId('sim-panel').waitFor({ state: 'visible' });
+  return demo;
+}
+
+/** Back to the task list: the phone's back button, or the header's link. */
+async function toList(page) {
+  if (await page.getByTestId('back').isVisible()) await page.getByTestId('back').click();
+  else await page.getByRole('link', { name: 'task-projection' }).click();
+}
+
 /** Opens the task's pending owner via a click on the task (the selection machine). */
 async function clickTask(page, taskId) {
   if (await page.getByTestId('back').isVisible()) await page.getByTestId('back').click();
   await taskItem(page, taskId).click();
 }
 
-test('a skipped newer question never lets the older detached one resurface (turn completion, reload)', async () => {
-  const { server, context } = await setup();
-  const { task_id: taskId } = await server.sim('tasks', { title: 'Refactor the parser' });
-  const { session_id: sessionId } = await server.sim(`tasks/${taskId}/sessions`, { primary: true, state: 'RUNNING' });
-  // Turn 1: the agent asks, detached (no waiter), then its turn ends: the question survives as a
-  // pending row of an older turn.
-  const { turn_id: turn1 } = await server.sim(`sessions/${sessionId}/turns`);
-  await server.sim(`sessions/${sessionId}/messages`, { type: 'agent_message', text: 'Looking at the tokenizer.' });
-  const old = await server.sim(`sessions/${sessionId}/clarification`, { questions: ['Keep the old tokenizer API?'], live: false });
-  await server.sim(`turns/${turn1}/complete`);
-
-  const { page, problems } = await openDemo(context, server.url);
-  await clickTask(page, taskId);
-  await eventually(async () => {
+/** "New task": a task whose main session is working; the page opens that session. */
+async function newTask(page) {
+  await play(page, 'new-task');
+  return eventually(async () => {
+    const r = await route(page);
+    assert.ok(r.sessionId, `opened a session: ${JSON.stringify(r)}`);
     const s = await pageState(page);
-    assert.equal(s.session, sessionId);
-    assert.deepEqual(s.history, [{ id: old.message_ids[0], status: 'pending', text: 'Keep the old tokenizer API?' }]);
-  }, { message: 'the old question is shown as history' });
+    assert.equal(s.session, r.sessionId);
+    assert.equal(s.sessionWords, 'Working');
+    return r;
+  }, { message: 'the new task opens' });
+}
 
-  // Turn 2 asks a newer question: only it is answerable; the old one stays inert history.
-  await server.sim(`sessions/${sessionId}/turns`);
-  const fresh = await server.sim(`sessions/${sessionId}/clarification`, { questions: ['Which test suite should I run?'] });
+/** The open question's dialog, once it is there. */
+async function question(page, count = 1) {
+  return eventually(async () => {
+    const { overlay: shown } = await pageState(page);
+    assert.ok(shown, 'a question is shown');
+    assert.equal(shown.questions.length, count);
+    return shown;
+  }, { message: 'the question appears' });
+}
+
+/** The question is on screen (the page scrolled to it: on a phone it sits below the transcript). */
+async function assertQuestionInView(page, viewport) {
   await eventually(async () => {
-    const s = await pageState(page);
-    assert.deepEqual(s.overlay, { pendingId: fresh.pending_id, questions: ['Which test suite should I run?'] });
-    assert.deepEqual(s.history.map((q) => q.text), ['Keep the old tokenizer API?']);
-    assert.equal(s.answerFields, 1, 'only the current question has an answer field');
-    assert.equal(s.tasks[taskId], 'clarification');
-  });
+    const box = await overlay(page).boundingBox();
+    assert.ok(box, 'the question has a box');
+    assert.ok(box.y >= 0 && box.y < viewport.height - 120, `question at y=${Math.round(box.y)} of a ${viewport.height}px viewport`);
+  }, { message: 'the page scrolls to the question' });
+}
 
-  // Skip it. The agent continues and completes turn 2: the older pending question must not
-  // resurface (a legacy "last pending question" scan would bring it back).
-  await overlay(page).getByRole('button', { name: 'Skip' }).click();
-  const clear = async () => {
-    const s = await pageState(page);
-    assert.equal(s.overlay, null, 'no question overlay');
-    assert.equal(s.answerFields, 0);
-    assert.equal(s.tasks[taskId], 'none');
-    assert.equal(s.sessionPending, 'none');
-    assert.deepEqual(s.history, [
-      { id: old.message_ids[0], status: 'pending', text: 'Keep the old tokenizer API?' },
-      { id: fresh.message_ids[0], status: 'rejected', text: 'Which test suite should I run?' },
-    ]);
-  };
-  await eventually(clear, { message: 'after Skip' });
-  await eventually(async () => {
-    const log = await page.getByTestId('reason-log').textContent();
-    assert.match(log, /turn\.completed/, 'the agent completed turn 2 after the skip');
-  });
-  await clear();
-
-  // The server agrees: the superseded bundle is a conflict, nothing to answer.
-  const late = await server.post(`/api/v1/clarification/${old.pending_id}/respond`, { answers: [{ question_id: 'q1', answer: 'yes' }] });
-  assert.equal(late.status, 409, JSON.stringify(late.body));
-
-  // Later turns run and complete (a normal one and a lifecycle-only one): still nothing re-arms.
-  const { turn_id: turn3 } = await server.sim(`sessions/${sessionId}/turns`);
-  await eventually(async () => assert.equal(await page.getByTestId('session-state').innerText(), 'RUNNING'));
-  await clear();
-  await server.sim(`turns/${turn3}/complete`);
-  const { turn_id: lifecycle } = await server.sim(`sessions/${sessionId}/turns`, { lifecycle_only: true });
-  await server.sim(`turns/${lifecycle}/complete`);
-  await eventually(async () => assert.ok((await page.getByTestId('reason-log').textContent()).includes(`turn.completed ${lifecycle}`)));
-  await clear();
-
-  await page.reload();
-  await page.locator('body[data-ready="true"]').waitFor();
-  await eventually(async () => {
-    assert.equal((await pageState(page)).session, sessionId, 'the reload reopens the same session');
-    await clear();
-  }, { message: 'after reload' });
-  await screenshot(page, 'superseded-question-after-reload');
-  assert.deepEqual(problems, []);
-});
-
-for (const [label, viewport] of [['desktop', DESKTOP], ['phone 390x844', PHONE]]) {
-  test(`clicking a task opens the secondary session that owns its only question (${label})`, async () => {
+for (const [label, viewport] of VIEWPORTS) {
+  test(`a question overtaken by a new turn never comes back: skip, later turns, reload (${label})`, async () => {
     const { server, context } = await setup(viewport);
-    const { task_id: taskId } = await server.sim('tasks', { title: 'Ship the release notes' });
-    const { session_id: primary } = await server.sim(`tasks/${taskId}/sessions`, { primary: true, state: 'RUNNING' });
-    await server.sim(`sessions/${primary}/turns`);
-    await server.sim(`sessions/${primary}/messages`, { type: 'agent_message', text: 'Drafting the notes.' });
-    const { session_id: secondary } = await server.sim(`tasks/${taskId}/sessions`, { primary: false, profile: 'reviewer', state: 'RUNNING' });
-    await server.sim(`sessions/${secondary}/turns`);
+    const { page, problems } = await openPlayable(context, server.url);
+    const { taskId, sessionId } = await newTask(page);
 
-    const { page, problems } = await openDemo(context, server.url);
-    // Clean task: the click opens the primary session (and the page remembers it).
-    await clickTask(page, taskId);
-    await eventually(async () => assert.equal((await pageState(page)).session, primary));
-
-    const asked = await server.sim(`sessions/${secondary}/clarification`, { questions: ['Mention the breaking change?', 'Link the migration guide?'] });
+    // The agent asks; the user starts a new turn instead of answering: the question is history.
+    await play(page, 'ask', 'superseded');
+    const old = await question(page);
+    if (viewport === PHONE) await assertQuestionInView(page, viewport);
+    await play(page, 'new-turn', 'superseded');
     await eventually(async () => {
       const s = await pageState(page);
-      assert.equal(s.tabs[secondary], 'clarification');
-      assert.equal(s.tabs[primary], 'none');
+      assert.equal(s.overlay, null);
+      assert.deepEqual(s.history.map((q) => [q.text, q.status, q.shown]), [[old.questions[0], 'pending', 'No longer answerable']]);
+      assert.equal(s.tasks[taskId], 'none');
+    }, { message: 'the overtaken question is history' });
+
+    // The new turn asks: only its question is answerable; the old one stays inert history.
+    await play(page, 'ask', 'superseded');
+    const fresh = await question(page);
+    assert.notEqual(fresh.pendingId, old.pendingId);
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.deepEqual(s.history.map((q) => q.text), [old.questions[0]]);
+      assert.equal(s.answerFields, 1, 'only the current question has an answer field');
+      assert.equal(s.tasks[taskId], 'clarification');
     });
-    if (viewport === PHONE) await page.getByTestId('back').click();
-    else await page.getByRole('link', { name: 'task-projection' }).click();
+    // Why: the store says the new question is the bundle of the current turn and the old one is
+    // from an overtaken turn; the panel says the same in words.
+    await eventually(async () => {
+      const w = await why(page);
+      assert.equal(w.explain.clarification.reason, 'active_bundle');
+      assert.equal(w.explain.clarification.pending_id, fresh.pendingId);
+      const standing = Object.fromEntries(w.explain.requests.map((r) => [r.pending_id, r.standing]));
+      assert.equal(standing[fresh.pendingId], 'in_bundle');
+      assert.equal(standing[old.pendingId], 'not_current_turn');
+      assert.equal(w.explain.turns.filter((t) => t.standing === 'current').length, 1);
+      assert.equal(w.explain.turns[0].standing, 'current');
+      assertWhyMatches(w);
+      assert.match(w.shown.text, /from an earlier turn, overtaken/);
+    }, { message: 'the Why panel explains the overtaken question' });
+
+    // Skip it. The agent continues and completes its turn: the older pending question must not
+    // resurface (a legacy "last pending question" scan would bring it back).
+    await overlay(page).getByRole('button', { name: 'Skip' }).click();
+    const clear = async () => {
+      const s = await pageState(page);
+      assert.equal(s.overlay, null, 'no question overlay');
+      assert.equal(s.answerFields, 0);
+      assert.equal(s.tasks[taskId], 'none');
+      assert.equal(s.sessionPending, 'none');
+      assert.deepEqual(s.history.map((q) => [q.text, q.status, q.shown]), [
+        [old.questions[0], 'pending', 'No longer answerable'],
+        [fresh.questions[0], 'rejected', 'Skipped'],
+      ]);
+    };
+    await eventually(async () => {
+      await clear();
+      assert.equal((await pageState(page)).sessionWords, 'Idle', 'the agent completed its turn after the skip');
+      assert.equal(await page.getByTestId('message').filter({ hasText: 'Questions skipped; continuing with my best guess.' }).count(), 1);
+    }, { message: 'after Skip' });
+
+    // The server agrees: the overtaken bundle is a conflict, nothing to answer.
+    const late = await server.post(`/api/v1/clarification/${old.pendingId}/respond`, { answers: [{ question_id: 'q1', answer: 'yes' }] });
+    assert.equal(late.status, 409, JSON.stringify(late.body));
+
+    // A later turn runs: still nothing re-arms.
+    await play(page, 'new-turn', 'superseded');
+    await eventually(async () => assert.equal((await pageState(page)).sessionWords, 'Working'));
+    await clear();
+    await assertPlainWords(page);
+
+    await page.reload();
+    await page.locator('body[data-ready="true"]').waitFor();
+    await eventually(async () => {
+      assert.equal((await pageState(page)).session, sessionId, 'the reload reopens the same session');
+      await clear();
+    }, { message: 'after reload' });
+    await screenshot(page, `superseded-question-after-reload-${viewport.width}`);
+    assert.deepEqual(problems, []);
+  });
+
+  test(`clicking a task opens the secondary session that owns its only question (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    // A clean task: the page opens its main session (and remembers it).
+    const { taskId, sessionId: primary } = await newTask(page);
+
+    await play(page, 'add-reviewer', 'secondary');
+    const secondary = await eventually(async () => {
+      const s = await pageState(page);
+      const others = Object.keys(s.tabs).filter((id) => id !== primary);
+      assert.equal(others.length, 1, 'a reviewer tab');
+      assert.equal(s.tabs[others[0]], 'clarification');
+      assert.equal(s.tabs[primary], 'none');
+      assert.equal(s.session, primary, 'the page stays where it was');
+      return others[0];
+    }, { message: 'the reviewer asks' });
+    await page.getByTestId('owner-hint').waitFor();
+
+    await toList(page);
     await eventually(async () => assert.equal(await taskItem(page, taskId).getAttribute('data-pending'), 'clarification'));
     await taskItem(page, taskId).click();
     await eventually(async () => {
       const s = await pageState(page);
-      assert.equal(s.session, secondary, 'the question owner, not the remembered primary');
+      assert.equal(s.session, secondary, 'the question owner, not the remembered main session');
       assert.equal(await sessionTab(page, secondary).getAttribute('aria-selected'), 'true');
-      assert.deepEqual(s.overlay, { pendingId: asked.pending_id, questions: ['Mention the breaking change?', 'Link the migration guide?'] });
+      assert.deepEqual(s.overlay?.questions, ['Mention the breaking change in the notes?', 'Link the migration guide?']);
     });
-    await overlay(page).getByLabel('Mention the breaking change?').waitFor();
-    if (viewport === PHONE) await assertNoOverflow(page);
+    await overlay(page).getByLabel('Mention the breaking change in the notes?').waitFor();
+    if (viewport === PHONE) {
+      await assertNoOverflow(page);
+      await assertQuestionInView(page, viewport);
+    }
+    await assertPlainWords(page);
     await screenshot(page, `secondary-owner-${viewport.width}`);
+    await eventually(async () => {
+      const w = await why(page);
+      assert.deepEqual(w.explainOwner.owner, { session_id: secondary, reason: 'pending_owner' });
+      assert.equal(w.explainOwner.pending_action.value, 'clarification');
+      assert.deepEqual(w.explainOwner.sessions.map((x) => [x.id, x.pending_action]).sort(), [[primary, null], [secondary, 'clarification']].sort());
+      assertWhyMatches(w);
+      assert.match(w.shown.text, /it is the session that waits for you/);
+    }, { message: 'the Why panel explains the owner' });
     assert.deepEqual(problems, []);
   });
-}
 
-test('a detached current-turn question stays answerable and the answer resumes the session', async () => {
-  const { server, context } = await setup();
-  const { task_id: taskId } = await server.sim('tasks', { title: 'Migrate the database' });
-  const { session_id: sessionId } = await server.sim(`tasks/${taskId}/sessions`, { primary: true, state: 'RUNNING' });
-  await server.sim(`sessions/${sessionId}/turns`);
-  const asked = await server.sim(`sessions/${sessionId}/clarification`, { questions: ['Run the migration during business hours?'] });
-  await server.sim(`sessions/${sessionId}/detach`);
+  test(`a detached question stays answerable and the answer resumes the session (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    const { taskId, sessionId } = await newTask(page);
+    await play(page, 'ask', 'detached');
+    const asked = await question(page);
+    await play(page, 'detach', 'detached');
+    await eventually(async () => {
+      const rows = (await server.get(`/api/v1/task-sessions/${sessionId}/messages`)).messages;
+      assert.equal(rows.find((m) => m.type === 'clarification_request')?.metadata.agent_disconnected, true, 'detached');
+      assert.equal((await pageState(page)).overlay?.pendingId, asked.pendingId, 'still answerable');
+    });
 
-  const { page, problems } = await openDemo(context, server.url);
-  await clickTask(page, taskId);
-  await eventually(async () => assert.equal((await pageState(page)).overlay?.pendingId, asked.pending_id));
-  await overlay(page).getByLabel('Run the migration during business hours?').fill('No, tonight at 22:00');
-  await overlay(page).getByRole('button', { name: 'Submit' }).click();
-  await eventually(async () => {
-    const s = await pageState(page);
-    assert.equal(s.overlay, null);
-    assert.equal(s.tasks[taskId], 'none');
-    assert.equal(s.history.find((q) => q.id === asked.message_ids[0])?.status, 'answered');
-  });
-  // Resumed: the agent runs a successor turn that continues with the answer, then completes it.
-  await eventually(async () => {
-    const turns = (await server.get(`/api/v1/task-sessions/${sessionId}/turns`)).turns;
-    assert.equal(turns.length, 2, 'a successor turn');
-    // The interrupted turn was closed before the successor ran, and the successor completed:
-    // nothing is left open, so the session rests (not stuck RUNNING on the old turn).
-    assert.ok(turns.every((t) => t.completed_at), 'both turns completed');
-    const session = (await server.get(`/api/v1/tasks/${taskId}/task-sessions`)).sessions.find((x) => x.id === sessionId);
-    assert.equal(session.state, 'IDLE');
-    const resumed = page.locator(`[data-testid="message"]`).filter({ hasText: 'Thanks, continuing with your answers.' });
-    assert.equal(await resumed.count(), 1);
-    assert.equal(await page.getByTestId('session-view').getAttribute('data-pending'), 'none');
-  });
-  await screenshot(page, 'detached-question-answered');
-  // The notice belongs to the session the answer was given in: another task's session does not
-  // show it (it did: "Answer delivered." appeared in whatever session was open next).
-  assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.');
-  const { task_id: other } = await server.sim('tasks', { title: 'Write the changelog' });
-  const { session_id: otherSession } = await server.sim(`tasks/${other}/sessions`, { primary: true, state: 'RUNNING' });
-  await eventually(async () => assert.ok(await taskItem(page, other).isVisible()));
-  await clickTask(page, other);
-  await eventually(async () => assert.equal((await pageState(page)).session, otherSession));
-  assert.equal(await page.getByTestId('respond-notice').count(), 0, 'no notice from another session');
-  await clickTask(page, taskId);
-  await eventually(async () => assert.equal((await pageState(page)).session, sessionId));
-  assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.', 'still shown where it was given');
-  assert.deepEqual(problems, []);
-});
-
-test('a server restart advances the epoch, the page converges, and old-epoch frames are rejected', async () => {
-  const { server, context } = await setup();
-  const { task_id: taskId } = await server.sim('tasks', { title: 'Rotate the API keys' });
-  const { session_id: sessionId } = await server.sim(`tasks/${taskId}/sessions`, { primary: true, state: 'RUNNING' });
-  const { page, problems } = await openDemo(context, server.url);
-  await clickTask(page, taskId);
-  const epoch1 = (await server.get('/healthz')).epoch;
-  await eventually(async () => assert.equal((await pageState(page)).epoch, epoch1));
-
-  // Capture the old epoch's frames with a test client while the agent asks a question.
-  const client = await connectFrames(server.url);
-  cleanups.push(async () => client.close());
-  await server.sim(`sessions/${sessionId}/turns`);
-  const asked = await server.sim(`sessions/${sessionId}/clarification`, { questions: ['Revoke the old keys now?'] });
-  await eventually(async () => assert.equal((await pageState(page)).overlay?.pendingId, asked.pending_id));
-  await eventually(() => assert.ok(client.events().some((f) => f.type === 'session.message.added' && f.payload.pending_action === 'clarification')));
-  const captured = client.events().filter((f) => f.type !== 'server.hello');
-
-  await server.sim('restart');
-  const epoch2 = (await server.get('/healthz')).epoch;
-  assert.ok(BigInt(epoch2) > BigInt(epoch1), `epoch ${epoch1} -> ${epoch2}`);
-  await eventually(async () => {
-    const s = await pageState(page);
-    assert.equal(s.epoch, epoch2, 'the page saw the new server.hello');
-    // The question is still current after the restart (its waiter is gone: detached, answerable).
-    assert.equal(s.overlay?.pendingId, asked.pending_id);
-  });
-
-  // Answer it in the new epoch: clean at a new-epoch revision.
-  await overlay(page).getByLabel('Revoke the old keys now?').fill('Yes');
-  await overlay(page).getByRole('button', { name: 'Submit' }).click();
-  // Settled: the respond call returned, the agent's continuation arrived, and the page shows
-  // the server's session state and whole transcript.
-  await eventually(async () => {
-    const s = await pageState(page);
-    assert.equal(s.overlay, null);
-    assert.equal(s.tasks[taskId], 'none');
-    assert.equal(await page.getByTestId('respond-notice').textContent(), 'Answer delivered.');
-    const [session] = (await server.get(`/api/v1/tasks/${taskId}/task-sessions`)).sessions;
-    assert.equal(s.sessionState, session.state);
-    const messages = (await server.get(`/api/v1/task-sessions/${sessionId}/messages`)).messages;
-    assert.deepEqual(s.transcript, messages.map((m) => m.id));
-    assert.equal(messages.at(-1).content, 'Thanks, continuing with your answers.');
-  }, { message: 'the page converges after the answer' });
-  const before = await pageState(page);
-  const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
-
-  // Delayed frames from the old epoch arrive: the store rejects them, nothing changes on screen.
-  const replayed = captured.filter((f) => f.payload.pending_action_revision?.epoch === epoch1);
-  assert.ok(replayed.some((f) => f.type === 'session.message.added' && f.payload.pending_action === 'clarification'));
-  assert.deepEqual((await server.sim('replay', { frames: captured })).sent, captured.length);
-  await eventually(async () => {
-    const count = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
-    assert.ok(count >= reasonsBefore + captured.length, `${count - reasonsBefore} of ${captured.length} frames handled`);
-  }, { message: 'the replayed frames reached the page' });
-  const log = await page.getByTestId('reason-log').locator('li').allTextContents();
-  const handled = log.slice(0, captured.length);
-  for (const frame of replayed) {
-    const id = frame.payload.message_id ?? frame.payload.session_id ?? frame.payload.id;
-    assert.ok(
-      handled.some((l) => /^(older_revision_rejected|older_update_carries_no_projection) /.test(l) && l.includes(`${frame.type} ${id}`)),
-      `${frame.type} ${id} (epoch ${epoch1}) rejected:\n${handled.join('\n')}`,
-    );
-  }
-  assert.deepEqual(await pageState(page), before, 'page state unchanged by old-epoch frames');
-  assert.match(await page.getByTestId('last-reason').textContent(), /older_revision_rejected|older_update_carries_no_projection|unchanged/);
-  await page.getByTestId('dev-panel').locator('summary').click();
-  await screenshot(page, 'restart-old-epoch-rejected');
-  assert.deepEqual(problems, []);
-});
-
-test('answering in one tab clears the question in the other (and both show the server going away)', async () => {
-  const { server, context } = await setup();
-  const { task_id: taskId } = await server.sim('tasks', { title: 'Review the pull request' });
-  const { session_id: sessionId } = await server.sim(`tasks/${taskId}/sessions`, { primary: true, state: 'RUNNING' });
-  await server.sim(`sessions/${sessionId}/turns`);
-  const asked = await server.sim(`sessions/${sessionId}/clarification`, { questions: ['Squash the commits?'] });
-
-  const a = await openDemo(context, server.url);
-  const b = await openDemo(context, server.url);
-  for (const { page } of [a, b]) {
-    await page.bringToFront(); // the user switches to the tab (background tabs get no frames)
-    await clickTask(page, taskId);
-    await eventually(async () => assert.equal((await pageState(page)).overlay?.pendingId, asked.pending_id));
-  }
-  await a.page.bringToFront();
-  await overlay(a.page).getByLabel('Squash the commits?').fill('Yes, into one');
-  await overlay(a.page).getByRole('button', { name: 'Submit' }).click();
-  for (const { page } of [a, b]) {
+    await overlay(page).getByLabel(asked.questions[0]).fill('No, tonight at 22:00');
+    await overlay(page).getByRole('button', { name: 'Submit' }).click();
     await eventually(async () => {
       const s = await pageState(page);
       assert.equal(s.overlay, null);
       assert.equal(s.tasks[taskId], 'none');
+      assert.deepEqual(s.history.map((q) => [q.status, q.shown]), [['answered', 'answer: No, tonight at 22:00']], 'your answer under the question');
+    });
+    // Resumed: the agent runs a successor turn that starts with the answer (as text, not the
+    // respond body's JSON), continues, then completes it.
+    await eventually(async () => {
+      const turns = (await server.get(`/api/v1/task-sessions/${sessionId}/turns`)).turns;
+      assert.equal(turns.length, 2, 'a successor turn');
+      // The interrupted turn was closed before the successor ran, and the successor completed:
+      // nothing is left open, so the session rests (not stuck working on the old turn).
+      assert.ok(turns.every((t) => t.completed_at), 'both turns completed');
+      const session = (await server.get(`/api/v1/tasks/${taskId}/task-sessions`)).sessions.find((x) => x.id === sessionId);
+      assert.equal(session.state, 'IDLE');
+      const resumed = page.getByTestId('message').filter({ hasText: 'Your answer (the agent resumed with it)' });
+      assert.equal(await resumed.count(), 1);
+      assert.equal(await resumed.locator('p').textContent(), 'No, tonight at 22:00');
+      assert.equal(await page.getByTestId('message').filter({ hasText: 'Thanks, continuing with your answers.' }).count(), 1);
+      const s = await pageState(page);
+      assert.equal(s.sessionPending, 'none');
+      assert.equal(s.sessionWords, 'Idle');
+    }, { message: 'the answer resumes the session' });
+    await assertPlainWords(page);
+    await screenshot(page, `detached-question-answered-${viewport.width}`);
+
+    // The notice belongs to the session the answer was given in: another task's session does not
+    // show it (it did: "Answer delivered." appeared in whatever session was open next).
+    assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.');
+    const other = await newTask(page);
+    assert.notEqual(other.taskId, taskId);
+    assert.equal(await page.getByTestId('respond-notice').count(), 0, 'no notice from another session');
+    await clickTask(page, taskId);
+    await eventually(async () => assert.equal((await pageState(page)).session, sessionId));
+    assert.equal((await page.getByTestId('respond-notice').innerText()).trim(), 'Answer delivered.', 'still shown where it was given');
+    assert.deepEqual(problems, []);
+  });
+
+  test(`a server restart's new epoch wins over replayed old-epoch frames (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    const { taskId, sessionId } = await newTask(page);
+    const epoch1 = (await server.get('/healthz')).epoch;
+    await eventually(async () => assert.equal((await pageState(page)).epoch, epoch1));
+    await play(page, 'ask', 'question');
+    const asked = await question(page);
+
+    await play(page, 'restart', 'restart');
+    const epoch2 = (await server.get('/healthz')).epoch;
+    assert.ok(BigInt(epoch2) > BigInt(epoch1), `epoch ${epoch1} -> ${epoch2}`);
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.equal(s.epoch, epoch2, 'the page saw the new server.hello');
+      // The question is still current after the restart (its waiter is gone: detached, answerable).
+      assert.equal(s.overlay?.pendingId, asked.pendingId);
+    });
+
+    // Answer it in the new epoch: clean at a new-epoch revision.
+    await overlay(page).getByLabel(asked.questions[0]).fill('Yes');
+    await overlay(page).getByRole('button', { name: 'Submit' }).click();
+    // Settled: the respond call returned, the agent's continuation arrived, and the page shows
+    // the server's session state and whole transcript.
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.equal(s.overlay, null);
+      assert.equal(s.tasks[taskId], 'none');
+      assert.equal(await page.getByTestId('respond-notice').textContent(), 'Answer delivered.');
+      const [session] = (await server.get(`/api/v1/tasks/${taskId}/task-sessions`)).sessions;
+      assert.equal(s.sessionState, session.state);
+      const messages = (await server.get(`/api/v1/task-sessions/${sessionId}/messages`)).messages;
+      assert.deepEqual(s.transcript, messages.map((m) => m.id));
+      assert.equal(messages.at(-1).content, 'Thanks, continuing with your answers.');
+    }, { message: 'the page converges after the answer' });
+    const before = await pageState(page);
+    const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
+
+    // Delayed frames from the old epoch arrive (the page replays what it received before the
+    // restart): the store rejects them, nothing changes on screen. A client of the test's own
+    // sees exactly what was replayed.
+    const replay = page.getByTestId('sim-panel').locator('[data-scenario="restart"] [data-action="replay"]');
+    const count = Number(/\((\d+)\)/.exec(await replay.innerText())?.[1]);
+    assert.ok(count > 0, `old frames kept: ${await replay.innerText()}`);
+    const client = await connectFrames(server.url);
+    cleanups.push(async () => client.close());
+    await eventually(() => assert.ok(client.events().some((f) => f.type === 'server.hello')));
+    await play(page, 'replay', 'restart');
+    const replayed = await eventually(() => {
+      const frames = client.events().filter((f) => f.type !== 'server.hello');
+      assert.equal(frames.length, count);
+      return frames;
+    }, { message: 'the replayed frames' });
+    const old = replayed.filter((f) => f.payload.pending_action_revision?.epoch === epoch1);
+    assert.ok(old.some((f) => f.type === 'session.message.added' && f.payload.pending_action === 'clarification'), 'the question as it was asked');
+    assert.ok(replayed.every((f) => f.payload.pending_action_revision === undefined || f.payload.pending_action_revision.epoch === epoch1));
+    await eventually(async () => {
+      const n = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
+      assert.ok(n >= reasonsBefore + count + 1, `${n - reasonsBefore - 1} of ${count} frames handled`);
+    }, { message: 'the replayed frames reached the page' });
+    const log = await page.getByTestId('reason-log').locator('li').allTextContents();
+    const handled = log.slice(0, count + 2);
+    for (const frame of old) {
+      const id = frame.payload.message_id ?? frame.payload.session_id ?? frame.payload.id;
+      assert.ok(
+        handled.some((l) => /^(older_revision_rejected|older_update_carries_no_projection) /.test(l) && l.includes(`${frame.type} ${id}`)),
+        `${frame.type} ${id} (epoch ${epoch1}) rejected:\n${handled.join('\n')}`,
+      );
+    }
+    assert.deepEqual(await pageState(page), before, 'page state unchanged by old-epoch frames');
+    await assertPlainWords(page);
+    // Why: the store lists the replayed inputs as rejected, from before the restart, each with
+    // the old-epoch revision it carried and the new-epoch one held.
+    const w = await why(page);
+    const fromBefore = w.explain.rejected.filter((r) => r.detail === 'older_epoch');
+    assert.ok(fromBefore.length > 0, JSON.stringify(w.explain.rejected));
+    for (const r of fromBefore) {
+      assert.equal(r.revision.epoch, epoch1);
+      assert.equal(r.held.epoch, epoch2);
+    }
+    assert.equal(w.explain.projection.revision.epoch, epoch2);
+    assertWhyMatches(w);
+    assert.match(w.shown.text, /from before the server restarted/);
+    await screenshot(page, `restart-old-epoch-rejected-${viewport.width}`);
+    assert.deepEqual(problems, []);
+  });
+
+  test(`bundles, permissions, a task link, details and reset, played from the panel (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    assert.match(await page.getByTestId('task-list').innerText(), /No tasks yet/);
+
+    // Reset writes the demo tasks.
+    await play(page, 'reset');
+    const seeded = await eventually(async () => {
+      const tasks = (await server.get('/api/v1/tasks')).tasks;
+      assert.equal(tasks.length, 3);
+      const s = await pageState(page);
+      assert.deepEqual(Object.keys(s.tasks), tasks.map((t) => t.id));
+      assert.deepEqual(Object.values(s.tasks), ['permission', 'clarification', 'clarification']);
+      return tasks;
+    }, { message: 'the demo tasks' });
+    const [deploy, , billing] = seeded;
+    assert.equal(billing.title, 'Refactor the billing module');
+
+    // A link to a task with one session opens that session (not "Pick a session.").
+    const [billingSession] = (await server.get(`/api/v1/tasks/${billing.id}/task-sessions`)).sessions;
+    await page.evaluate((id) => { location.hash = `#/task/${id}`; }, billing.id);
+    const bundle = await question(page, 3);
+    assert.equal((await pageState(page)).session, billingSession.id);
+    assert.equal(await page.getByTestId('task-only-note').count(), 0);
+    if (viewport === PHONE) await assertQuestionInView(page, viewport);
+
+    // A bundle is answered together: one Submit, every answer shown under its question.
+    const answers = ['Keep it stable', 'Round half to even', 'Yes, its own schema'];
+    for (const [i, q] of bundle.questions.entries()) await overlay(page).getByLabel(q).fill(answers[i]);
+    await overlay(page).getByRole('button', { name: 'Submit' }).click();
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.equal(s.overlay, null);
+      assert.deepEqual(s.history.map((q) => [q.text, q.shown]), bundle.questions.map((q, i) => [q, `answer: ${answers[i]}`]));
+      assert.equal(s.tasks[billing.id], 'none');
+    }, { message: 'the bundle answered' });
+    // ... and skipped together.
+    await play(page, 'ask-bundle', 'bundle');
+    const asked = await question(page, 3);
+    await overlay(page).getByRole('button', { name: 'Skip' }).click();
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.equal(s.overlay, null);
+      assert.deepEqual(s.history.slice(3).map((q) => [q.text, q.status, q.shown]), asked.questions.map((q) => [q, 'rejected', 'Skipped']));
+    }, { message: 'the bundle skipped' });
+
+    // A permission: approve it from the session's banner, then ask again and deny it.
+    await clickTask(page, deploy.id);
+    const banner = page.getByTestId('permission-banner');
+    await banner.waitFor({ state: 'visible' });
+    await banner.getByRole('button', { name: 'Approve' }).click();
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.deepEqual(s.permissions, ['Approved']);
+      assert.equal(s.tasks[deploy.id], 'none');
+      assert.equal(await banner.count(), 0);
+    }, { message: 'approved' });
+    await play(page, 'ask-permission', 'permission');
+    await banner.waitFor({ state: 'visible' });
+    assert.equal((await pageState(page)).tasks[deploy.id], 'permission');
+    await play(page, 'deny', 'permission');
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.deepEqual(s.permissions, ['Approved', 'Denied']);
+      assert.equal(s.tasks[deploy.id], 'none');
+    }, { message: 'denied' });
+    await assertPlainWords(page);
+    await screenshot(page, `permission-approved-denied-${viewport.width}`);
+
+    // Details: ids, wire states and the epoch, only on request.
+    const { sessionId } = await route(page);
+    await page.getByTestId('details-toggle').click();
+    await eventually(async () => {
+      assert.match(await page.getByTestId('connection').innerText(), /epoch \d+/);
+      assert.match(await page.locator('main').innerText(), new RegExp(`current turn turn-|${sessionId}|permission_request`));
+    });
+    await screenshot(page, `details-on-${viewport.width}`);
+    await page.getByTestId('details-toggle').click();
+    await eventually(async () => assert.equal(await page.getByTestId('detail').count(), 0));
+    await assertPlainWords(page);
+
+    // Reset again: the demo data is back (new tasks, the same pending actions).
+    await play(page, 'reset');
+    const again = await eventually(async () => {
+      const tasks = (await server.get('/api/v1/tasks')).tasks;
+      assert.equal(tasks.length, 3);
+      assert.ok(tasks.every((t) => !seeded.some((o) => o.id === t.id)), 'new tasks');
+      const s = await pageState(page);
+      assert.equal(s.hash, '#/');
+      assert.deepEqual(s.tasks, Object.fromEntries(tasks.map((t, i) => [t.id, ['permission', 'clarification', 'clarification'][i]])));
+      return tasks;
+    }, { message: 'reset' });
+    await screenshot(page, `reset-demo-data-${viewport.width}`);
+
+    // A fresh page opened on a task link (`#/task/ID`, the page's first route) opens its session.
+    const [session] = (await server.get(`/api/v1/tasks/${again[2].id}/task-sessions`)).sessions;
+    const linked = await openDemo(context, server.url, `#/task/${again[2].id}`);
+    await eventually(async () => {
+      const s = await pageState(linked.page);
+      assert.equal(s.session, session.id);
+      assert.equal(s.overlay?.questions.length, 3);
+    }, { message: 'a task link opens its session' });
+    assert.deepEqual([...problems, ...linked.problems], []);
+  });
+}
+
+test('answering in one tab clears the question in the other (and both show the server going away)', async () => {
+  const { server, context } = await setup();
+  const a = await openPlayable(context, server.url);
+  const { taskId } = await newTask(a.page);
+  await play(a.page, 'ask', 'question');
+  const asked = await question(a.page);
+
+  // The panel's "Open a second tab" opens the same session in a new tab.
+  const [second] = await Promise.all([
+    context.waitForEvent('page'),
+    a.page.getByTestId('sim-panel').locator('[data-scenario="tabs"] a').click(),
+  ]);
+  const b = { page: second, problems: [] };
+  second.on('pageerror', (err) => b.problems.push(`pageerror: ${err.message}`));
+  await second.locator('body[data-ready="true"]').waitFor({ timeout: 20_000 });
+  for (const { page } of [b, a]) {
+    await page.bringToFront(); // the user switches to the tab (background tabs get no frames)
+    await eventually(async () => assert.equal((await pageState(page)).overlay?.pendingId, asked.pendingId));
+  }
+  await overlay(a.page).getByLabel(asked.questions[0]).fill('Yes, into one');
+  await overlay(a.page).getByRole('button', { name: 'Submit' }).click();
+  for (const { page } of [a, b]) {
+    await page.bringToFront();
+    await eventually(async () => {
+      const s = await pageState(page);
+      assert.equal(s.overlay, null);
+      assert.equal(s.tasks[taskId], 'none');
+      assert.deepEqual(s.history.map((q) => q.shown), ['answer: Yes, into one'], 'the answer, in both tabs');
     });
   }
   await screenshot(a.page, 'two-tabs-answering-tab');
@@ -310,4 +507,22 @@ test('answering in one tab clears the question in the other (and both show the s
     assert.equal(await page.getByTestId('connection').innerText(), 'Offline');
   }
   await screenshot(b.page, 'two-tabs-server-gone');
+});
+
+test('without --simulator the page shows no agent controls (the demo data still plays)', async () => {
+  const server = await startServer({ simulator: false, args: ['--seed-demo'] });
+  cleanups.push(() => server.stop());
+  const context = await browser.newContext({ viewport: DESKTOP });
+  cleanups.push(() => context.close());
+  const { page, problems } = await openDemo(context, server.url);
+  await eventually(async () => assert.equal(Object.keys((await pageState(page)).tasks).length, 3));
+  // The probe answered 404: the panel stays hidden; the seeded question is still answerable.
+  await eventually(async () => assert.equal(await page.evaluate(() => window.demo.simulator), false));
+  assert.equal(await page.getByTestId('sim-panel').isVisible(), false);
+  const [, , billing] = (await server.get('/api/v1/tasks')).tasks;
+  await taskItem(page, billing.id).click();
+  await question(page, 3);
+  await assertPlainWords(page);
+  await screenshot(page, 'no-simulator-1280');
+  assert.deepEqual(problems.filter((p) => !/404/.test(p)), [], 'only the probe\'s 404');
 });

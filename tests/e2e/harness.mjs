@@ -15,6 +15,10 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts', 'e2e');
 export { launchChromium };
 
+/** The package directory the server serves at /pkg/ (TP_E2E_PKG: e.g. a snapshot of pkg/ while
+ * another build rewrites it). */
+const PKG = process.env.TP_E2E_PKG ?? 'pkg';
+
 let binary;
 /** The server binary, located like scripts/start.mjs does (cargo metadata honours CARGO_TARGET_DIR). */
 export function serverBinary() {
@@ -24,8 +28,8 @@ export function serverBinary() {
   if (!fs.existsSync(binary)) {
     throw new Error(`no ${binary}: run \`cargo build --features server --bin task-projection-server\` (npm run test:e2e does)`);
   }
-  for (const need of ['www/dist/index.html', 'www/dist/app.js', 'pkg/index.js']) {
-    if (!fs.existsSync(path.join(ROOT, need))) throw new Error(`no ${need}: run \`node scripts/build.mjs && node www/build.mjs\``);
+  for (const need of ['www/dist/index.html', 'www/dist/app.js', path.join(PKG, 'index.js'), path.join(PKG, 'connect.js')]) {
+    if (!fs.existsSync(path.resolve(ROOT, need))) throw new Error(`no ${need}: run \`node scripts/build.mjs && node www/build.mjs\``);
   }
   return binary;
 }
@@ -36,13 +40,14 @@ process.on('exit', () => {
 });
 
 /**
- * Starts the server with `--port 0 --simulator` on a fresh SQLite file; resolves when it printed
+ * Starts the server with `--port 0 --simulator` (unless `simulator: false`) on a fresh SQLite
+ * file; resolves when it printed
  * `task-projection-server listening on http://HOST:PORT`.
  */
-export async function startServer({ args = [], timeoutMs = 30_000 } = {}) {
+export async function startServer({ args = [], simulator = true, timeoutMs = 30_000 } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tp-e2e-'));
   const database = `sqlite:${path.join(dir, 'e2e.db')}`;
-  const argv = ['--database', database, '--port', '0', '--simulator', '--www', 'www/dist', '--pkg', 'pkg', ...args];
+  const argv = ['--database', database, '--port', '0', ...(simulator ? ['--simulator'] : []), '--www', 'www/dist', '--pkg', PKG, ...args];
   const proc = spawn(serverBinary(), argv, {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,6 +162,7 @@ export async function pageState(page) {
   return page.evaluate(() => {
     const status = document.querySelector('[data-testid="session-view"]');
     const dialog = document.querySelector('[role="dialog"]');
+    const state = document.querySelector('[data-testid="session-state"]');
     return {
       hash: location.hash,
       epoch: document.querySelector('[data-testid="connection"]')?.getAttribute('data-epoch') ?? null,
@@ -166,16 +172,58 @@ export async function pageState(page) {
       currentTurn: status?.getAttribute('data-current-turn') ?? null,
       tabs: Object.fromEntries([...document.querySelectorAll('[role="tab"]')].map((b) => [b.dataset.sessionId, b.dataset.pending])),
       overlay: dialog ? { pendingId: dialog.getAttribute('data-pending-id'), questions: [...dialog.querySelectorAll('label')].map((l) => l.textContent) } : null,
-      history: [...document.querySelectorAll('[data-testid="history-question"]')].map((q) => ({ id: q.dataset.messageId, status: q.dataset.status, text: q.querySelector('p')?.textContent })),
+      // Questions shown as history: the wire status (an attribute), the text, and what the user
+      // reads under it (the tag, or the answer they gave).
+      history: [...document.querySelectorAll('[data-testid="history-question"]')].map((q) => ({
+        id: q.dataset.messageId,
+        status: q.dataset.status,
+        text: q.querySelector('p')?.textContent,
+        shown: q.querySelector('[data-testid="question-tag"]')?.textContent ?? `answer: ${q.querySelector('.answer-text')?.textContent}`,
+      })),
+      permissions: [...document.querySelectorAll('[data-testid="permission-row"]')].map((r) => r.querySelector('[data-testid="permission-tag"]')?.textContent ?? null),
       answerFields: document.querySelectorAll('textarea').length,
-      sessionState: document.querySelector('[data-testid="session-state"]')?.textContent ?? null,
+      sessionState: state?.getAttribute('data-state') ?? null,
+      sessionWords: state?.textContent ?? null,
       transcript: [...document.querySelectorAll('[data-testid="transcript"] [data-message-id]')].map((m) => m.dataset.messageId),
     };
   });
 }
 
+/** `{ taskId, sessionId }` of the page's route (`#/task/ID/session/ID`). */
+export async function route(page) {
+  const hash = await page.evaluate(() => location.hash);
+  const m = /^#\/task\/([^/]+)(?:\/session\/([^/]+))?/.exec(hash);
+  return { taskId: m ? decodeURIComponent(m[1]) : null, sessionId: m?.[2] ? decodeURIComponent(m[2]) : null };
+}
+
+/**
+ * Clicks a button of the page's "Play the agent" panel (`scenario`: the scenario card it sits in;
+ * `panel`: the panel's own row, New task / Reset demo data) and waits until the simulator action finished; asserts it succeeded.
+ */
+export async function play(page, action, scenario = 'panel') {
+  const panel = page.getByTestId('sim-panel');
+  const status = panel.getByTestId('sim-status');
+  const before = Number(await status.getAttribute('data-done'));
+  await panel.locator(`[data-scenario="${scenario}"] [data-action="${action}"]`).click();
+  await eventually(async () => assert.ok(Number(await status.getAttribute('data-done')) > before), { message: `${action} finished` });
+  assert.equal(await status.getAttribute('data-kind'), 'info', `${action}: ${await status.textContent()}`);
+}
+
+/**
+ * The text a person reads (header, list, session, the panel; the closed "Why?" panel is not
+ * rendered) has no wire states, ids, revisions or epochs.
+ */
+export async function assertPlainWords(page) {
+  const text = await page.evaluate(() => `${document.querySelector('header').innerText}\n${document.querySelector('main').innerText}`);
+  const jargon = /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b|\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/;
+  const found = jargon.exec(text);
+  assert.equal(found, null, `jargon in the page text: ${found?.[0]} in\n${text}`);
+}
+
 export async function screenshot(page, name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
+  // From the top: a full-page capture of a scrolled page draws the sticky header mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
@@ -260,4 +308,52 @@ export function connectFrames(url) {
     });
     req.end();
   });
+}
+
+/**
+ * The "Why?" panel (opened if closed) beside the store's own explanations of the session and task
+ * being viewed (`store.explain`, `store.explainOwner`, read through `window.demo`): what the panel
+ * says, by code, and what the package says.
+ */
+export async function why(page) {
+  const panel = page.getByTestId('dev-panel');
+  if ((await panel.getAttribute('open')) === null) await panel.locator('summary').click();
+  await page.getByTestId('why').locator('[data-testid="why-question"], p.muted').first().waitFor();
+  return page.evaluate(() => {
+    const app = window.demo;
+    const { taskId, sessionId } = app.route;
+    const root = document.getElementById('why');
+    const codes = (sel, attr) => [...root.querySelectorAll(sel)].map((e) => [e.dataset[attr.id], e.dataset[attr.code]]);
+    return {
+      explain: sessionId ? app.store.explain(sessionId) : null,
+      explainOwner: taskId ? app.store.explainOwner(taskId) : null,
+      shown: {
+        owner: root.querySelector('[data-testid="why-owner"]')?.dataset.reason ?? null,
+        currentTurn: root.querySelector('[data-testid="why-current-turn"]')?.dataset.reason ?? null,
+        question: root.querySelector('[data-testid="why-question"]')?.dataset.reason ?? null,
+        turns: codes('[data-testid="why-turns"] li', { id: 'turnId', code: 'standing' }),
+        requests: codes('[data-testid="why-requests"] li', { id: 'messageId', code: 'standing' }),
+        rejected: [...root.querySelectorAll('[data-testid="why-rejected-list"] li')].map((e) => [e.dataset.input, e.dataset.reason]),
+        rejectedCount: Number(root.querySelector('[data-testid="why-rejected"]')?.dataset.count ?? NaN),
+        text: root.innerText,
+      },
+    };
+  });
+}
+
+/** The panel shows exactly what the store explains (codes per row; up to 8 rejections listed). */
+export function assertWhyMatches({ explain, explainOwner, shown }) {
+  if (explainOwner) assert.equal(shown.owner, explainOwner.owner.reason);
+  if (!explain) return;
+  assert.equal(shown.currentTurn, explain.current_turn.reason);
+  assert.equal(shown.question, explain.clarification.reason);
+  assert.deepEqual(shown.requests, explain.requests.map((r) => [r.id, r.standing]));
+  if (shown.turns.length) assert.deepEqual(shown.turns, explain.turns.map((t) => [t.id, t.standing]));
+  assert.equal(shown.rejectedCount, explain.rejected.length);
+  assert.deepEqual(shown.rejected, explain.rejected.slice(0, 8).map((r) => [r.input, r.reason]));
+  const codes = new Set([
+    explain.current_turn.reason, explain.clarification.reason, ...explain.turns.map((t) => t.standing),
+    ...explain.requests.map((r) => r.standing), ...explain.rejected.map((r) => r.reason),
+  ].filter((c) => c.includes('_')));
+  for (const code of codes) assert.ok(!shown.text.includes(code), `the code ${code} is worded, not shown`);
 }

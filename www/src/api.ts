@@ -1,5 +1,6 @@
-// The reference server's REST and WebSocket endpoints (docs/server-api.md). No decisions here.
-import { isRecord, type Frame, type Message, type RespondBody, type Session, type Task, type Turn } from './wire';
+// The reference server's REST endpoints and its simulator (docs/server-api.md). No decisions here;
+// the WebSocket is `task-projection/connect`'s (app.ts).
+import { isRecord, type Message, type RespondBody, type Session, type Task, type Turn } from './wire';
 
 export class HttpError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly body: unknown) {
@@ -70,69 +71,50 @@ function describe(reply: unknown, status: number): string {
   return `HTTP ${status}`;
 }
 
-export interface SocketHandlers {
-  onFrame(frame: Frame): void;
-  onOpen(): void;
-  onClose(reason: string): void;
-}
+// ---- the simulator (`--simulator`; docs/server-api.md "Simulator") ------------------------------
 
-/** One WebSocket connection to `/api/v1/ws`; reconnects with backoff until `close()`. */
-export class EventSocket {
-  private socket: WebSocket | null = null;
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private attempt = 0;
-  private closed = false;
-
-  constructor(private readonly handlers: SocketHandlers) {}
-
-  connect(): void {
-    if (this.closed) return;
-    const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws`;
-    let socket: WebSocket;
-    try {
-      socket = new WebSocket(url);
-    } catch (e) {
-      this.handlers.onClose(e instanceof Error ? e.message : String(e));
-      this.retry();
-      return;
-    }
-    this.socket = socket;
-    socket.onopen = () => {
-      this.attempt = 0;
-      this.handlers.onOpen();
-    };
-    socket.onmessage = (ev: MessageEvent) => {
-      if (typeof ev.data !== 'string') return;
-      let frame: unknown;
-      try {
-        frame = JSON.parse(ev.data);
-      } catch {
-        return;
-      }
-      if (isRecord(frame) && typeof frame['type'] === 'string') {
-        this.handlers.onFrame({ type: frame['type'], payload: isRecord(frame['payload']) ? frame['payload'] : {} });
-      }
-    };
-    socket.onclose = (ev: CloseEvent) => {
-      if (this.socket !== socket) return;
-      this.socket = null;
-      this.handlers.onClose(ev.reason || `connection closed (${ev.code})`);
-      this.retry();
-    };
-  }
-
-  private retry(): void {
-    if (this.closed || this.timer) return;
-    const delay = Math.min(5000, 250 * 2 ** this.attempt++);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.connect();
-    }, delay);
-  }
-
-  close(): void {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.socket?.close();
+/** Whether the server mounts the simulator: `GET /api/dev/sim` answers 200 (404 without it). */
+export async function simulatorAvailable(): Promise<boolean> {
+  try {
+    const { status } = await request('GET', '/api/dev/sim');
+    return status === 200;
+  } catch {
+    return false;
   }
 }
+
+export type SimResult =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; status: number; code: string; message: string };
+
+/** `POST /api/dev/sim/<route>`: the agent side of a scenario (the page's "Play the agent" panel). */
+export async function sim(route: string, body: Record<string, unknown> = {}): Promise<SimResult> {
+  const path = `/api/dev/sim/${route}`;
+  try {
+    const { status, body: reply } = await request('POST', path, body);
+    if (status >= 200 && status < 300 && isRecord(reply)) return { ok: true, body: reply };
+    const error = isRecord(reply) && isRecord(reply['error']) ? reply['error'] : {};
+    return {
+      ok: false,
+      status,
+      code: typeof error['code'] === 'string' ? error['code'] : `http_${status}`,
+      message: typeof error['message'] === 'string' ? error['message'] : `HTTP ${status}`,
+    };
+  } catch (e) {
+    return { ok: false, status: 0, code: 'unreachable', message: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+export const simPath = {
+  tasks: () => 'tasks',
+  sessions: (taskId: string) => `tasks/${enc(taskId)}/sessions`,
+  turns: (sessionId: string) => `sessions/${enc(sessionId)}/turns`,
+  messages: (sessionId: string) => `sessions/${enc(sessionId)}/messages`,
+  clarification: (sessionId: string) => `sessions/${enc(sessionId)}/clarification`,
+  permission: (sessionId: string) => `sessions/${enc(sessionId)}/permission`,
+  resolvePermission: (sessionId: string) => `sessions/${enc(sessionId)}/permission/resolve`,
+  detach: (sessionId: string) => `sessions/${enc(sessionId)}/detach`,
+  restart: () => 'restart',
+  replay: () => 'replay',
+  reset: () => 'reset',
+};

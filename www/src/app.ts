@@ -1,9 +1,13 @@
 // The page's state: ONE ProjectionStore (every decision) plus display-only caches (titles, message
-// text, session labels). Every REST snapshot and WebSocket event goes into the store exactly as
-// docs/js-api.md describes; nothing here decides what is pending, current or answerable.
-import { boundedLoad, type ProjectionStore, type SelectionLoad } from 'task-projection';
+// text, session labels, the answers you gave). Every REST snapshot and WebSocket event goes into
+// the store exactly as docs/js-api.md describes (the socket is the package's `connect()`); nothing
+// here decides what is pending, current or answerable. With `--simulator` the page also plays the
+// agent (the "Play the agent" panel): those calls only ask the server to act; what they cause
+// arrives like any other event.
+import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
+import { connect } from 'task-projection/connect';
 import * as api from './api';
-import { isRecord, type Frame, type Message, type RespondBody, type Session, type Task } from './wire';
+import { isRecord, type Message, type RespondBody, type Session, type Task } from './wire';
 
 export type Route = { taskId: string | null; sessionId: string | null };
 export type Connection = 'connecting' | 'live' | 'offline';
@@ -18,6 +22,31 @@ const MESSAGE_KINDS: Record<string, 'added' | 'updated' | 'deleted'> = {
 };
 const SELECTION_TIMEOUT_MS = 5000;
 const REMEMBERED_KEY = 'task-projection-demo:remembered-sessions';
+const DETAILS_KEY = 'task-projection-demo:details';
+/** Frames of the current server run kept for "Replay old messages" (the newest ones). */
+const CAPTURED_FRAMES = 300;
+
+/** A simulator action in flight or just finished (the panel's status line). */
+export interface SimStatus { kind: 'busy' | 'info' | 'error'; text: string }
+
+const QUESTIONS = [
+  'Which branch should I push the fix to?',
+  'May I rename the config file to settings.toml?',
+  'Should the old endpoint keep working for one more release?',
+  'Is it fine to add a dependency on a date library?',
+  'Should I squash the commits before the review?',
+];
+const BUNDLE = [
+  'Which database should the tests run against?',
+  'Keep the old migration files?',
+  'Who should review the change?',
+];
+const PERMISSIONS = [
+  'Run `npm publish` for the new version?',
+  'Delete the stale `tmp/` folder in the repository?',
+  'Push a force-update to the feature branch?',
+];
+const TASK_TITLES = ['Write the changelog', 'Tidy the test suite', 'Speed up the build', 'Fix the login timeout'];
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').map((p) => {
@@ -59,18 +88,36 @@ export class App {
   error: string | null = null;
   selecting: string | null = null;
   taskListLoaded = false;
+  /** The answers you submitted, per bundle: question_id → text (display only; the transcript
+   * shows them under their questions when the server's rows do not carry them). */
+  readonly answers = new Map<string, Map<string, string>>();
+  /** Show ids, wire states and revisions (the header's "Details" toggle). */
+  details = false;
+  /** The server mounts the simulator (`GET /api/dev/sim`); `null` until the probe answered. */
+  simulator: boolean | null = null;
+  simStatus: SimStatus | null = null;
+  /** Simulator actions finished so far (tests wait for it to move). */
+  simDone = 0;
+  /** Raw frames of the current server run (the newest, `task.updated` aside), and those of the
+   * previous run (after a restart): what "Replay old messages" sends back through the simulator. */
+  private runFrames: string[] = [];
+  oldFrames: string[] = [];
   private seq = 0;
   reasonCount = 0;
   private hadConnection = false;
-  private socket: api.EventSocket | null = null;
+  private link: { close(): void } | null = null;
   private readonly remembered = new Map<string, string>();
+  /** The task whose bare route (`#/task/ID`) already ran the selection machine. */
+  private routeSelected: string | null = null;
   private renderQueued = false;
+  private counter = 0;
 
   constructor(readonly store: ProjectionStore, private readonly paint: (app: App) => void) {
     store.subscribe(() => this.render());
     try {
       const saved: unknown = JSON.parse(localStorage.getItem(REMEMBERED_KEY) ?? '{}');
       if (isRecord(saved)) for (const [k, v] of Object.entries(saved)) if (typeof v === 'string') this.remembered.set(k, v);
+      this.details = localStorage.getItem(DETAILS_KEY) === 'on';
     } catch {
       // storage unavailable: nothing remembered
     }
@@ -80,24 +127,41 @@ export class App {
     this.route = parseRoute(location.hash);
     this.store.setActiveTask(this.route.taskId);
     window.addEventListener('hashchange', () => void this.onRoute());
-    this.socket = new api.EventSocket({
-      onOpen: () => {
-        this.connection = 'live';
-        this.render();
+    const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws`;
+    this.link = connect(url, this.store, {
+      // Every server.hello (a connection's first frame) asks for everything again; a new session
+      // asks for its task's list, which the page holds only for tasks it opened.
+      refetch: ({ what, taskId }) => {
+        if (what === 'all') return this.refreshAll();
+        return taskId && this.sessionLists.has(taskId) ? this.loadSessions(taskId) : undefined;
       },
-      onFrame: (frame) => this.onFrame(frame),
-      onClose: (reason) => {
-        this.connection = 'offline';
-        if (this.hadConnection || !this.taskListLoaded) this.error = `Cannot reach the server (${reason}); retrying…`;
-        this.render();
+      onFrame: (outcome, data) => this.onFrame(outcome, data),
+      onStatus: (status) => this.onStatus(status),
+      onError: (error) => {
+        // A malformed frame: the store threw and kept its state; show it in the reasons panel.
+        const code = isRecord(error) && typeof error['code'] === 'string' ? error['code'] : 'error';
+        this.note('frame', `rejected_input:${code}`);
       },
     });
-    this.socket.connect();
+    void api.simulatorAvailable().then((available) => {
+      this.simulator = available;
+      this.render();
+    });
     this.render();
   }
 
   stop(): void {
-    this.socket?.close();
+    this.link?.close();
+  }
+
+  setDetails(on: boolean): void {
+    this.details = on;
+    try {
+      localStorage.setItem(DETAILS_KEY, on ? 'on' : 'off');
+    } catch {
+      // storage unavailable
+    }
+    this.render();
   }
 
   // ---- rendering ------------------------------------------------------------------------------
@@ -228,6 +292,9 @@ export class App {
     if (taskId) loads.push(this.loadSessions(taskId));
     if (sessionId) loads.push(this.loadSession(sessionId));
     await Promise.all(loads);
+    // A first route `#/task/ID` (a link, a reload) picks its session once the task is known.
+    const route = this.route;
+    if (route.taskId && !route.sessionId && this.routeSelected !== route.taskId) await this.selectForRoute(route.taskId);
   }
 
   // ---- navigation -----------------------------------------------------------------------------
@@ -240,6 +307,7 @@ export class App {
 
   private async onRoute(): Promise<void> {
     const route = parseRoute(location.hash);
+    if (route.taskId !== this.routeSelected) this.routeSelected = null;
     if (route.taskId !== this.route.taskId) this.store.setActiveTask(route.taskId);
     this.route = route;
     if (route.taskId && route.sessionId) {
@@ -251,12 +319,24 @@ export class App {
       }
     }
     this.render();
+    if (route.taskId && !route.sessionId) return this.selectForRoute(route.taskId);
     if (route.taskId && !this.sessionLists.has(route.taskId)) await this.loadSessions(route.taskId);
     if (route.sessionId && !this.loadedSessions.has(route.sessionId)) await this.loadSession(route.sessionId);
   }
 
+  /** `#/task/ID` (a link, a reload): the selection machine picks the session, as a click does;
+   * once per arrival, so a task-only outcome (which navigates to this same route) stays put. */
+  private async selectForRoute(taskId: string): Promise<void> {
+    if (this.routeSelected === taskId) {
+      if (!this.sessionLists.has(taskId)) await this.loadSessions(taskId);
+      return;
+    }
+    await this.selectTask(taskId);
+  }
+
   /** A click on a task: the selection machine picks the session (SPEC §6). */
   async selectTask(taskId: string): Promise<void> {
+    this.routeSelected = taskId;
     const preferredSessionId = this.remembered.get(taskId) ?? null;
     const { ticket, reload } = this.store.beginSelection(taskId, { preferredSessionId });
     this.selecting = taskId;
@@ -279,29 +359,50 @@ export class App {
     else this.render();
   }
 
-  // ---- WebSocket ------------------------------------------------------------------------------
+  // ---- WebSocket (task-projection/connect) ---------------------------------------------------
 
-  private onFrame({ type, payload }: Frame): void {
-    this.seq++;
-    try {
-      this.dispatch(type, payload);
-    } catch (e) {
-      // Malformed input: the store throws and keeps its state; show it in the dev panel.
-      const code = isRecord(e) && typeof e['code'] === 'string' ? e['code'] : 'error';
-      this.note(type, `rejected_input:${code}`);
+  private onStatus(status: 'connecting' | 'open' | 'waiting' | 'closed'): void {
+    if (status === 'open') {
+      this.connection = 'live';
+    } else if (status === 'closed') {
+      this.connection = 'offline';
+      if (this.hadConnection || !this.taskListLoaded) this.error = 'Cannot reach the server; retrying…';
+    } else {
+      return; // connecting / waiting: the state shown stays (Connecting… before the first, Offline after a drop)
     }
+    this.render();
   }
 
   /**
-   * One frame: the store routes it (`applyFrame`: the apply call of its type, and what to refetch);
-   * the page then updates its display copy of what it shows (content, labels), which the store
-   * does not hold.
+   * One frame the store took (`connect` ran `store.applyFrame`; `outcome` is what it did). The page
+   * updates its display copy of what it shows (content, labels), which the store does not hold,
+   * and keeps the raw frame of this server run for "Replay old messages".
    */
-  private dispatch(type: string, p: Record<string, unknown>): void {
+  private onFrame(outcome: FrameOutcome, data: unknown): void {
+    this.seq++;
+    let frame: unknown = data;
+    if (typeof data === 'string') {
+      try {
+        frame = JSON.parse(data);
+      } catch {
+        frame = null;
+      }
+    }
+    const payload = isRecord(frame) && isRecord(frame['payload']) ? frame['payload'] : {};
+    if (outcome.type === 'server.hello') return this.onHello(payload, outcome);
+    // Kept for the replay: every frame but `task.updated`, which carries no revision and by SPEC
+    // §7 overwrites the held summary whatever its age (docs/convergence.md, exception 1): a late
+    // one would put back an old summary, which is not what the restart scenario shows.
+    if (outcome.type !== 'task.updated') {
+      this.runFrames.push(typeof data === 'string' ? data : JSON.stringify(frame));
+      if (this.runFrames.length > CAPTURED_FRAMES) this.runFrames.shift();
+    }
+    this.display(outcome, payload);
+  }
+
+  private display(outcome: FrameOutcome, p: Record<string, unknown>): void {
+    const { type, reason } = outcome;
     const str = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : '');
-    const outcome = this.store.applyFrame({ type, payload: p });
-    const { reason } = outcome;
-    if (type === 'server.hello') return this.onHello(p, outcome.refetch === 'all');
     const kind = MESSAGE_KINDS[type];
     if (kind) {
       const sessionId = str('session_id');
@@ -311,8 +412,15 @@ export class App {
       if (reason === 'older_update_carries_no_projection' || reason === 'task_mismatch_rejected') return;
       let rows = this.messages.get(sessionId);
       if (!rows) this.messages.set(sessionId, (rows = new Map()));
-      if (kind === 'deleted') rows.delete(id);
-      else rows.set(id, { value: { ...(p as unknown as Message), id }, seq: this.seq });
+      if (kind === 'deleted') {
+        rows.delete(id);
+        return;
+      }
+      const row = { ...(p as unknown as Message), id };
+      // A late copy of a row (a delayed frame) does not replace a newer one.
+      const held = rows.get(id)?.value;
+      if (held && stamp(row) < stamp(held)) return;
+      rows.set(id, { value: row, seq: this.seq });
       return;
     }
     switch (type) {
@@ -328,14 +436,12 @@ export class App {
           if (list && !list.includes(sessionId)) list.unshift(sessionId);
         }
         this.note(`${type} ${sessionId}`, reason);
-        // Misrouted, or older than the projection we hold (e.g. a delayed frame of an old epoch):
+        // Misrouted, or older than the projection we hold (e.g. a delayed frame of an old run):
         // the display copy keeps its state too.
         if (reason === 'task_mismatch_rejected' || reason === 'older_revision_rejected') return;
         const held = this.sessions.get(sessionId)?.value;
         const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
         this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
-        // The new session joins the listed order through the task's session list, fetched again.
-        if (outcome.refetch === 'sessions' && outcome.taskId && this.sessionLists.has(outcome.taskId)) void this.loadSessions(outcome.taskId);
         return;
       }
       case 'task.status_summary.updated':
@@ -344,7 +450,7 @@ export class App {
         this.note(`${type} ${str('id')}`, reason);
         const id = str('id');
         if (id) {
-          if (!this.tasks.has(id)) this.taskOrder.push(id);
+          if (!this.tasks.has(id)) this.taskOrder.unshift(id);
           this.tasks.set(id, { value: { ...this.tasks.get(id)?.value, ...(p as unknown as Task) }, seq: this.seq });
         }
         return;
@@ -364,17 +470,20 @@ export class App {
   }
 
   /** `server.hello`: a connection's first frame. The store asks for a refetch after every one
-   * (nothing resumes: what was published while the page had no connection is lost); its reason
-   * says why: the first connection, the same server run, or a restarted server. */
-  private onHello(p: Record<string, unknown>, refetch: boolean): void {
+   * (nothing resumes: what was published while the page had no connection is lost; `connect`
+   * calls `refetch`); its reason says why: the first connection, the same server run, or a
+   * restarted server (whose frames so far become the "old messages" a replay sends). */
+  private onHello(p: Record<string, unknown>, outcome: FrameOutcome): void {
     const epoch = typeof p['epoch'] === 'string' ? p['epoch'] : null;
+    if (this.epoch !== null && epoch !== this.epoch) {
+      this.oldFrames = this.runFrames;
+      this.runFrames = [];
+    }
     this.hadConnection = true;
     this.epoch = epoch;
     this.connection = 'live';
     if (this.error?.startsWith('Cannot reach')) this.error = null;
-    const reason = this.store.lastReason();
-    this.note(`server.hello epoch ${epoch ?? '?'}`, refetch ? `${reason}_refetch` : reason);
-    if (refetch) void this.refreshAll();
+    this.note(`server.hello epoch ${epoch ?? '?'}`, outcome.refetch ? `${outcome.reason}_refetch` : outcome.reason);
   }
 
   // ---- answering ------------------------------------------------------------------------------
@@ -382,6 +491,7 @@ export class App {
   async respond(sessionId: string, pendingId: string, body: RespondBody): Promise<void> {
     if (this.busy.has(pendingId)) return;
     this.busy.add(pendingId);
+    if ('answers' in body) this.answers.set(pendingId, new Map(body.answers.map((a) => [a.question_id, a.answer])));
     this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipping…' : 'Sending…', sessionId });
     this.render();
     let result: api.RespondResult;
@@ -391,6 +501,7 @@ export class App {
       result = { kind: 'retryable', status: 0, detail: e instanceof Error ? e.message : String(e) };
     }
     this.busy.delete(pendingId);
+    if (result.kind !== 'success') this.answers.delete(pendingId);
     this.note(`respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
     switch (result.kind) {
       case 'success':
@@ -410,4 +521,150 @@ export class App {
     }
     this.render();
   }
+
+  // ---- playing the agent (the simulator) --------------------------------------------------------
+
+  /**
+   * Runs one simulator action (a few `POST /api/dev/sim/*` calls in order) with the panel's
+   * status line; `run` returns the line to show when it succeeded. One action at a time.
+   */
+  private async play(busy: string, run: (call: SimCall) => Promise<string>): Promise<void> {
+    if (this.simStatus?.kind === 'busy') return;
+    this.simStatus = { kind: 'busy', text: busy };
+    this.render();
+    const call: SimCall = async (route, body) => {
+      const result = await api.sim(route, body);
+      if (!result.ok) throw new SimError(result.code, result.message);
+      return result.body;
+    };
+    try {
+      this.simStatus = { kind: 'info', text: await run(call) };
+    } catch (e) {
+      this.simStatus = { kind: 'error', text: simErrorText(e) };
+    }
+    this.simDone++;
+    this.note(`simulator: ${busy.replace(/…$/, '')}`, this.simStatus.kind === 'error' ? 'simulator_failed' : 'simulator_ok');
+    this.render();
+  }
+
+  private next<T>(list: readonly T[]): T {
+    return list[this.counter++ % list.length] as T;
+  }
+
+  /** A new task with a primary session whose agent is working on it; the page opens it. */
+  newTask(): Promise<void> {
+    return this.play('Creating a task…', async (call) => {
+      const title = this.next(TASK_TITLES);
+      const taskId = str(await call(api.simPath.tasks(), { title }), 'task_id');
+      const sessionId = str(await call(api.simPath.sessions(taskId), { primary: true, profile: 'coder', state: 'RUNNING' }), 'session_id');
+      await call(api.simPath.turns(sessionId), { prompt: `${title}, please.` });
+      await call(api.simPath.messages(sessionId), { type: 'message', text: 'On it. I will ask if I need a decision.' });
+      this.navigate({ taskId, sessionId });
+      return `Created “${title}”.`;
+    });
+  }
+
+  /** The agent asks one question (or a bundle of three) in its open turn, waiting live. */
+  ask(sessionId: string, bundle: boolean): Promise<void> {
+    return this.play(bundle ? 'Asking three questions…' : 'Asking a question…', async (call) => {
+      const questions = bundle ? BUNDLE : [this.next(QUESTIONS)];
+      await call(api.simPath.clarification(sessionId), { questions, open_turn: true, prompt: 'Go ahead.' });
+      return bundle ? 'The agent asked three questions.' : 'The agent asked a question.';
+    });
+  }
+
+  askPermission(sessionId: string): Promise<void> {
+    return this.play('Asking for a permission…', async (call) => {
+      await call(api.simPath.permission(sessionId), { text: this.next(PERMISSIONS), open_turn: true, prompt: 'Go ahead.' });
+      return 'The agent asked for a permission.';
+    });
+  }
+
+  resolvePermission(sessionId: string, approve: boolean): Promise<void> {
+    return this.play(approve ? 'Approving…' : 'Denying…', async (call) => {
+      await call(api.simPath.resolvePermission(sessionId), { status: approve ? 'approved' : 'rejected' });
+      return approve ? 'Approved.' : 'Denied.';
+    });
+  }
+
+  /** The agent goes away: its waiters end; an open question stays answerable (resumed). */
+  detach(sessionId: string): Promise<void> {
+    return this.play('Detaching the agent…', async (call) => {
+      await call(api.simPath.detach(sessionId), {});
+      return 'The agent detached: it no longer waits in this session.';
+    });
+  }
+
+  /** The user prompts again: the open turns complete and a new one starts. */
+  newTurn(sessionId: string): Promise<void> {
+    return this.play('Starting a new turn…', async (call) => {
+      await call(api.simPath.turns(sessionId), { close_open: true, prompt: 'Something else first, please.' });
+      return 'A new turn started.';
+    });
+  }
+
+  /** A secondary (reviewer) session of the task asks two questions. */
+  addReviewer(taskId: string): Promise<void> {
+    return this.play('Adding a reviewer…', async (call) => {
+      const sessionId = str(await call(api.simPath.sessions(taskId), { primary: false, profile: 'reviewer', state: 'RUNNING' }), 'session_id');
+      await call(api.simPath.turns(sessionId), { prompt: 'Review the change.' });
+      await call(api.simPath.clarification(sessionId), { questions: ['Mention the breaking change in the notes?', 'Link the migration guide?'] });
+      return 'A reviewer session asked two questions.';
+    });
+  }
+
+  restartServer(): Promise<void> {
+    return this.play('Restarting the server…', async (call) => {
+      await call(api.simPath.restart(), {});
+      return 'The server restarted.';
+    });
+  }
+
+  /** Sends the frames this page received before the last restart to every socket again. */
+  replayOldFrames(): Promise<void> {
+    const frames = this.oldFrames;
+    return this.play('Replaying old messages…', async (call) => {
+      const sent = (await call(api.simPath.replay(), { frames }))['sent'];
+      return `Replayed ${typeof sent === 'number' ? sent : frames.length} old messages.`;
+    });
+  }
+
+  resetDemo(): Promise<void> {
+    return this.play('Resetting the demo data…', async (call) => {
+      await call(api.simPath.reset(), {});
+      this.navigate({ taskId: null, sessionId: null });
+      await this.loadTasks();
+      return 'The demo data is back to its start.';
+    });
+  }
+}
+
+type SimCall = (route: string, body: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+class SimError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+function simErrorText(e: unknown): string {
+  if (e instanceof SimError) {
+    if (e.code === 'session_terminal') return 'This session has ended: the agent cannot act in it.';
+    if (e.code === 'nothing_pending') return 'Nothing waits for a permission in this session.';
+    if (e.code === 'unreachable') return 'Cannot reach the server.';
+    return `The simulator refused: ${e.message}`;
+  }
+  return e instanceof Error ? e.message : String(e);
+}
+
+const str = (body: Record<string, unknown>, key: string): string => {
+  const value = body[key];
+  if (typeof value !== 'string') throw new Error(`the simulator's answer has no ${key}`);
+  return value;
+};
+
+/** A row's last-change time (display-copy ordering only). */
+function stamp(m: Message): number {
+  const t = Date.parse(m.updated_at ?? m.created_at ?? '');
+  return Number.isNaN(t) ? 0 : t;
 }

@@ -1,40 +1,42 @@
 // Renders the page from store queries only (taskPendingAction, taskStatusSummary, pendingOwner,
 // sessionPendingAction, pendingClarification, hiddenMessageIds, hasPendingPermission,
-// currentTurnId). Display caches supply text and labels, never decisions.
+// currentTurnId). Display caches supply text and labels, never decisions. The user's text is
+// plain words (words.ts); ids, wire states and revisions appear with "Details" on.
 import type { PendingAction } from 'task-projection';
 import type { App } from './app';
 import { byId, h, renderKeyed } from './dom';
-import type { Message, Session } from './wire';
-
-const ACTION_LABEL: Record<PendingAction, string> = { clarification: 'Question', permission: 'Permission' };
-const ACTION_TITLE: Record<PendingAction, string> = {
-  clarification: 'waiting for your answer',
-  permission: 'waiting for a permission',
-};
+import { paintSimulator, permissionButtons } from './scenarios';
+import { renderWhy } from './why';
+import type { Message } from './wire';
+import {
+  ACTION_LABEL, ACTION_TITLE, answersOf, messageText, permissionTag, questionTag, sessionLabel, stateWords, userText,
+} from './words';
 
 function badge(action: PendingAction | null, testid: string): HTMLElement | null {
   if (!action) return null;
   return h('span', { class: `badge ${action}`, 'data-testid': testid, title: ACTION_TITLE[action] }, ACTION_LABEL[action]);
 }
 
-const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
-const text = (m: Message | undefined) => (m ? String(m.content ?? m.text ?? m.metadata?.question ?? '') : '');
-
-function sessionLabel(s: Session | undefined, id: string): string {
-  const name = s?.agent_profile_id || s?.profile || shortId(id);
-  return s?.is_primary === true || s?.is_primary === 1 || s?.is_primary === 'true' || s?.is_primary === '1' ? `${name} (primary)` : name;
-}
+/** A detail (id, wire state, revision): rendered only with "Details" on. */
+const detail = (app: App, text: string) => (app.details ? h('span', { class: 'detail', 'data-testid': 'detail' }, text) : null);
 
 export function paint(app: App): void {
   const { store, route } = app;
   document.body.dataset['view'] = route.taskId ? 'session' : 'list';
   document.body.dataset['ready'] = String(app.taskListLoaded);
+  document.body.dataset['details'] = app.details ? 'on' : 'off';
 
-  // Connection + errors ------------------------------------------------------------------------
+  // Header: connection, details toggle, errors ---------------------------------------------------
   const conn = byId('connection');
   conn.dataset['state'] = app.connection;
   conn.dataset['epoch'] = app.epoch ?? '';
-  conn.textContent = app.connection === 'live' ? `Live · epoch ${app.epoch ?? '?'}` : app.connection === 'connecting' ? 'Connecting…' : 'Offline';
+  const live = app.details ? `Live · epoch ${app.epoch ?? '?'}` : 'Live';
+  conn.textContent = app.connection === 'live' ? live : app.connection === 'connecting' ? 'Connecting…' : 'Offline';
+  const toggle = byId<HTMLButtonElement>('details-toggle');
+  toggle.setAttribute('aria-pressed', String(app.details));
+  toggle.onclick = () => app.setDetails(!app.details);
+  const dev = byId('why').closest('details');
+  if (dev) dev.ontoggle = () => app.render();
   const banner = byId('error-banner');
   banner.hidden = !app.error;
   banner.textContent = app.error ?? '';
@@ -59,7 +61,7 @@ export function paint(app: App): void {
             'aria-busy': app.selecting === id ? 'true' : null,
             onclick: () => void app.selectTask(id),
           },
-          h('span', { class: 'task-title' }, task?.title || id),
+          h('span', { class: 'task-title' }, task?.title || 'Untitled task'),
           badge(action, 'task-pending'),
           app.selecting === id ? h('span', { class: 'muted small' }, 'opening…') : null),
         ),
@@ -75,13 +77,26 @@ export function paint(app: App): void {
     paintTask(app, pane, route.taskId, route.sessionId);
   }
 
-  // Dev panel --------------------------------------------------------------------------------------
+  paintSimulator(app);
+
+  // Why panel + the reason log -------------------------------------------------------------------
+  paintWhy(app, route.sessionId, route.taskId);
   const last = app.reasons.at(-1);
   byId('last-reason').textContent = last ? `${last.source} → ${last.reason}` : '—';
   byId('reason-log').dataset['count'] = String(app.reasonCount);
   renderKeyed(byId('reason-log'), String(last?.n ?? 0), () =>
     app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason }, h('code', {}, r.reason), ' ', r.source)),
   );
+}
+
+/**
+ * The "Why?" panel: why the page shows what it shows for the session (and task) being viewed, in
+ * the store's own words (`explain`, `explainOwner`; see why.ts). Only while the panel is open.
+ */
+function paintWhy(app: App, sessionId: string | null, taskId: string | null): void {
+  const panel = byId('why');
+  if (!(panel.closest('details')?.open ?? true)) return;
+  renderWhy(app, sessionId, taskId, (key, build) => renderKeyed(panel, key, build));
 }
 
 function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: string | null): void {
@@ -92,7 +107,7 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
   const taskAction = store.taskPendingAction(taskId);
   const owner = taskAction ? store.pendingOwner(taskId) : '';
   const summary = store.taskStatusSummary(taskId);
-  const header = JSON.stringify([taskId, sessionId, task?.title, tabs.map((t) => [t.id, t.s.state, t.action, sessionLabel(t.s, t.id)]), taskAction, owner, summary?.revision]);
+  const header = JSON.stringify([taskId, sessionId, task?.title, tabs.map((t) => [t.id, t.s.state, t.action, sessionLabel(t.s)]), taskAction, owner, summary?.revision, app.details]);
   if (pane.dataset['task'] !== taskId || !pane.querySelector('#session-body')) {
     pane.dataset['task'] = taskId;
     pane.dataset['renderKey'] = '';
@@ -104,11 +119,11 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
   renderKeyed(byId('task-head'), header, () => [
     h('div', { class: 'pane-head' },
       h('button', { type: 'button', class: 'back', 'data-testid': 'back', onclick: () => app.navigate({ taskId: null, sessionId: null }) }, '← Tasks'),
-      h('h2', { 'data-testid': 'task-title' }, task?.title || taskId),
-      summary ? h('span', { class: 'muted small nowrap', title: 'status summary revision' }, `rev ${String(summary.revision ?? '?')}`) : null),
+      h('h2', { 'data-testid': 'task-title' }, task?.title || 'Untitled task'),
+      summary ? detail(app, `revision ${String(summary.revision ?? '?')}`) : null),
     taskAction && owner && owner !== sessionId
       ? h('p', { class: 'note', 'data-testid': 'owner-hint' }, `This task is ${ACTION_TITLE[taskAction]} in `,
-        h('button', { type: 'button', class: 'link', onclick: () => app.navigate({ taskId, sessionId: owner }) }, sessionLabel(app.session(owner), owner)), '.')
+        h('button', { type: 'button', class: 'link', onclick: () => app.navigate({ taskId, sessionId: owner }) }, sessionLabel(app.session(owner))), '.')
       : null,
     tabs.length
       ? h('div', { role: 'tablist', 'aria-label': 'Sessions', class: 'tabs' },
@@ -123,7 +138,7 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
             'data-session-id': id,
             'data-pending': action ?? 'none',
             onclick: () => app.navigate({ taskId, sessionId: id }),
-          }, sessionLabel(s, id), ' ', h('span', { class: 'state' }, String(s.state ?? '')), badge(action, 'tab-pending')),
+          }, sessionLabel(s), ' ', h('span', { class: 'state' }, stateWords(s.state, action)), badge(action, 'tab-pending')),
         ))
       : h('p', { class: 'muted' }, app.sessionLists.has(taskId) ? 'This task has no sessions.' : 'Loading sessions…'),
   ]);
@@ -135,7 +150,7 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
     renderKeyed(body, `task-only:${taskAction}`, () => [
       h('p', { class: 'note', role: 'status', 'data-testid': 'task-only-note' },
         taskAction && !owner
-          ? 'This task waits for input, but no listed session owns it right now. Pick a session.'
+          ? 'This task waits for you, but none of its sessions shows it right now. Pick a session.'
           : 'Pick a session.'),
     ]);
     return;
@@ -169,14 +184,20 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   const status = byId('session-status');
   status.dataset['pending'] = action ?? 'none';
   status.dataset['currentTurn'] = currentTurn ?? '';
-  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission]), () => [
-    h('span', { 'data-testid': 'session-state', class: 'state' }, String(session?.state ?? 'unknown state')),
-    ' ',
-    h('span', { class: 'muted small' }, currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${shortId(currentTurn)}`),
-    permission ? h('p', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' }, 'The agent is waiting for a permission.') : null,
+  const simBusy = app.simStatus?.kind === 'busy';
+  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, simBusy]), () => [
+    h('span', { 'data-testid': 'session-state', 'data-state': String(session?.state ?? ''), class: 'state' }, stateWords(session?.state, action) || 'Loading…'),
+    detail(app, `state ${String(session?.state ?? '?')} · ${currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${currentTurn}`}`),
+    permission
+      ? h('div', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' },
+        h('p', {}, 'The agent asks for your permission (see the transcript).'),
+        app.simulator ? h('div', { class: 'actions' }, permissionButtons(app)) : null)
+      : null,
   ]);
 
-  const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status])]);
+  const turnNumbers = new Map<string, number>();
+  for (const m of messages) if (m.turn_id && !turnNumbers.has(m.turn_id)) turnNumbers.set(m.turn_id, turnNumbers.size + 1);
+  const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status]), app.details, app.answers.size]);
   renderKeyed(byId('transcript'), transcriptKey, () => {
     if (!loaded && messages.length === 0) return [h('li', { class: 'muted' }, 'Loading transcript…')];
     if (messages.length === 0) return [h('li', { class: 'muted' }, 'No messages yet.')];
@@ -187,15 +208,17 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
       const turn = m.turn_id ?? null;
       if (turn !== lastTurn) {
         lastTurn = turn;
-        rows.push(h('li', { class: 'turn-sep', 'aria-hidden': 'true' }, turn ? `turn ${shortId(turn)}${turn === currentTurn ? ' · current' : ''}` : 'no turn'));
+        const label = turn ? `Turn ${turnNumbers.get(turn) ?? '?'}${turn === currentTurn ? ' · current' : ''}` : 'Outside any turn';
+        rows.push(h('li', { class: 'turn-sep', 'aria-hidden': 'true' }, label, turn ? detail(app, turn) : null));
       }
-      rows.push(messageRow(m));
+      rows.push(messageRow(app, m));
     }
     return rows;
   });
 
   const slot = byId('overlay-slot');
-  renderKeyed(slot, bundleKey, () => (bundle && bundle.pending_id ? [overlay(app, sessionId, bundle.pending_id, bundle.message_ids)] : []));
+  const opened = renderKeyed(slot, bundleKey, () => (bundle && bundle.pending_id ? [overlay(app, sessionId, bundle.pending_id, bundle.message_ids)] : []));
+  if (opened && bundle) revealQuestion(slot);
   const notice = bundle?.pending_id ? app.notices.get(bundle.pending_id) : undefined;
   const noticeEl = slot.querySelector<HTMLElement>('[data-testid="overlay-notice"]');
   if (noticeEl) {
@@ -215,27 +238,61 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   } else stale?.remove();
 }
 
-function messageRow(m: Message): HTMLElement {
+/**
+ * A question that just appeared (or opened with its session) is scrolled into view when it is
+ * not already: on a phone it sits below the transcript, often a screen or more down.
+ */
+function revealQuestion(slot: HTMLElement): void {
+  requestAnimationFrame(() => {
+    const dialog = slot.querySelector<HTMLElement>('[role="dialog"]');
+    if (!dialog) return;
+    const box = dialog.getBoundingClientRect();
+    const top = document.querySelector('.bar')?.getBoundingClientRect().bottom ?? 0;
+    if (box.top < top || box.bottom > window.innerHeight) dialog.scrollIntoView({ block: box.height > window.innerHeight - top ? 'start' : 'center' });
+  });
+}
+
+/** The answer you gave to a question row: the server's copy of the response when its row
+ * carries one, else what this page sent (display cache). */
+function givenAnswer(app: App, m: Message): string | null {
+  const md = m.metadata ?? {};
+  const questionId = typeof md.question_id === 'string' ? md.question_id : null;
+  if (typeof md.answer === 'string') return md.answer;
+  if (!questionId) return null;
+  const fromServer = answersOf(md['response']).get(questionId);
+  if (fromServer !== undefined) return fromServer;
+  const pendingId = typeof md.pending_id === 'string' ? md.pending_id : null;
+  return (pendingId && app.answers.get(pendingId)?.get(questionId)) ?? null;
+}
+
+function messageRow(app: App, m: Message): HTMLElement {
   const type = String(m.type ?? 'message');
   const status = m.metadata?.status || 'pending';
   if (type === 'clarification_request') {
-    // Not in the active bundle: history only, never answerable here.
-    const label = status === 'pending' ? 'no longer answerable' : status;
+    // Not in the open bundle: history only, never answerable here.
+    const answer = status === 'answered' ? givenAnswer(app, m) : null;
     return h('li', { class: 'msg question history', 'data-testid': 'history-question', 'data-message-id': m.id, 'data-status': status },
-      h('span', { class: 'who' }, 'Agent asked'),
-      h('p', {}, text(m)),
-      h('span', { class: 'tag' }, label),
-      m.metadata?.answer ? h('p', { class: 'answer' }, `Answer: ${String(m.metadata.answer)}`) : null);
+      h('span', { class: 'who' }, 'The agent asked'),
+      h('p', {}, messageText(m)),
+      answer !== null
+        ? h('p', { class: 'answer', 'data-testid': 'your-answer' }, h('span', { class: 'who' }, 'Your answer'), h('span', { class: 'answer-text' }, answer))
+        : h('span', { class: 'tag', 'data-testid': 'question-tag' }, questionTag(status)),
+      detail(app, `${status} · bundle ${String(m.metadata?.pending_id ?? '?')} · ${m.id}`));
   }
   if (type === 'permission_request') {
+    const tag = permissionTag(status);
     return h('li', { class: 'msg permission-row', 'data-testid': 'permission-row', 'data-message-id': m.id, 'data-status': status },
-      h('span', { class: 'who' }, 'Permission request'),
-      h('p', {}, text(m) || 'The agent asks for a permission.'),
-      h('span', { class: 'tag' }, status));
+      h('span', { class: 'who' }, 'The agent asked for a permission'),
+      h('p', {}, messageText(m) || 'May I go ahead?'),
+      tag ? h('span', { class: `tag ${status}`, 'data-testid': 'permission-tag' }, tag) : null,
+      detail(app, `${status} · ${m.id}`));
   }
-  return h('li', { class: `msg ${m.author_type === 'user' ? 'user' : 'agent'}`, 'data-testid': 'message', 'data-message-id': m.id },
-    h('span', { class: 'who' }, `${m.author_type ?? 'agent'} · ${type}`),
-    h('p', {}, text(m)));
+  const mine = m.author_type === 'user';
+  const resumed = mine && typeof m.metadata?.['response_to'] === 'string';
+  return h('li', { class: `msg ${mine ? 'user' : 'agent'}`, 'data-testid': 'message', 'data-message-id': m.id },
+    h('span', { class: 'who' }, resumed ? 'Your answer (the agent resumed with it)' : mine ? 'You' : 'Agent'),
+    h('p', {}, mine ? userText(m) : messageText(m)),
+    detail(app, `${type} · ${m.id}`));
 }
 
 function overlay(app: App, sessionId: string, pendingId: string, ids: readonly string[]): HTMLElement {
@@ -251,9 +308,10 @@ function overlay(app: App, sessionId: string, pendingId: string, ids: readonly s
       void app.respond(sessionId, pendingId, { answers });
     },
   },
+  ids.length > 1 ? h('p', { class: 'muted small' }, `Answer all ${ids.length}: Submit sends them together; Skip skips them all.`) : null,
   questions.map(({ id, m, i }) =>
     h('div', { class: 'field' },
-      h('label', { for: `answer-${i}` }, text(m) || `Question ${i + 1}`),
+      h('label', { for: `answer-${i}` }, messageText(m) || `Question ${i + 1}`),
       h('textarea', { id: `answer-${i}`, rows: 2, required: true, 'data-testid': 'answer-input', 'data-message-id': id }))),
   h('p', { class: 'notice', 'data-testid': 'overlay-notice', role: 'status', 'aria-live': 'polite' }),
   h('div', { class: 'actions' },

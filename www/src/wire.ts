@@ -23,19 +23,12 @@ export interface Message extends WireMessage {
   metadata?: (NonNullable<WireMessage['metadata']> & {
     question?: string | null;
     answer?: string | null;
+    /** An answered row: the respond body as the server kept it (`{"answers": [...]}`). */
+    response?: unknown;
+    /** A resumed turn's prompt: the bundle whose answer it carries. */
+    response_to?: string | null;
     [key: string]: unknown;
   }) | null;
-}
-
-/** A WebSocket frame: `{"type": "<event name>", "payload": {...}}`. */
-export interface Frame {
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-export interface Hello {
-  epoch: string;
-  started_at?: string;
 }
 
 /** `POST /api/v1/clarification/:pending_id/respond` body. */

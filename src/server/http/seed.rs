@@ -18,7 +18,7 @@ pub async fn seed_if_empty(app: &App) -> Result<bool, StartError> {
         tracing::info!("database has tasks: demo seeding skipped");
         return Ok(false);
     }
-    seed(app).await.map_err(|e| {
+    seed(app).await.map(drop).map_err(|e| {
         StartError::Startup(ServerError::Invalid(format!(
             "demo seeding failed: {} ({})",
             e.message, e.code
@@ -28,12 +28,16 @@ pub async fn seed_if_empty(app: &App) -> Result<bool, StartError> {
     Ok(true)
 }
 
-async fn seed(app: &App) -> Result<(), ApiError> {
+/// Writes the demo tasks (whatever the database holds); returns their ids newest first, as the
+/// task list orders them. The simulator's `reset` calls it after deleting every task.
+pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     let core = app.core().await;
     let core = &*core;
+    let mut ids = Vec::with_capacity(3);
 
     // 1. The primary session asks a multi-question clarification, live.
     let task = sim::create_task(app, core, "Refactor the billing module").await?;
+    ids.push(task.clone());
     let session = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
     sim::start_turn(
         app,
@@ -68,6 +72,7 @@ async fn seed(app: &App) -> Result<(), ApiError> {
     // 2. An older detached question superseded in the primary session's history; the current
     //    question belongs to a secondary session.
     let task = sim::create_task(app, core, "Upgrade the CI pipeline").await?;
+    ids.push(task.clone());
     let primary = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
     let first = sim::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
     sim::ask_clarification(
@@ -116,6 +121,7 @@ async fn seed(app: &App) -> Result<(), ApiError> {
 
     // 3. A permission.
     let task = sim::create_task(app, core, "Deploy preview environment").await?;
+    ids.push(task.clone());
     let session = sim::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
     sim::start_turn(
         app,
@@ -132,5 +138,6 @@ async fn seed(app: &App) -> Result<(), ApiError> {
         "Run `terraform apply` on the preview workspace?",
     )
     .await?;
-    Ok(())
+    ids.reverse();
+    Ok(ids)
 }

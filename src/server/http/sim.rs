@@ -20,6 +20,11 @@
 //! `task.deleted`, and a summary repair after each change (`task.status_summary.updated` when
 //! the task's action moved).
 //!
+//! The demo page plays every scenario through these routes (its "Play the agent" panel, shown
+//! when `GET /api/dev/sim` answers): asking in an open turn (`open_turn`), a new turn after the
+//! open ones (`close_open`), resolving a session's pending permission, and `reset` (the demo
+//! data again) exist for it.
+//!
 //! [`Projector`]: crate::server::projection::Projector
 
 use std::collections::{HashMap, HashSet};
@@ -28,7 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
@@ -111,6 +116,8 @@ struct AgentState {
 #[derive(Debug, Default)]
 pub struct SimAgent {
     state: Mutex<AgentState>,
+    /// One `reset` at a time (two at once would seed the demo twice).
+    resetting: tokio::sync::Mutex<()>,
 }
 
 impl SimAgent {
@@ -137,6 +144,17 @@ impl SimAgent {
         let mut state = self.lock();
         state.waiters.retain(|_, session| session != session_id);
         state.attached.remove(session_id);
+    }
+
+    /// The session is gone (its task was deleted): the agent forgets everything about it.
+    pub fn forget(&self, session_id: &str) {
+        let mut state = self.lock();
+        state.waiters.retain(|_, session| session != session_id);
+        state.attached.remove(session_id);
+        state.resume.remove(session_id);
+        state
+            .continuations
+            .retain(|_, c| c.session_id != session_id);
     }
 
     /// How the session's next resumes answer.
@@ -489,6 +507,18 @@ pub async fn start_turn(
     lifecycle_only: bool,
     prompt: &str,
 ) -> ApiResult<String> {
+    start_turn_with(app, core, session_id, lifecycle_only, prompt, json!({})).await
+}
+
+/// [`start_turn`] with the prompt message's metadata.
+async fn start_turn_with(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    lifecycle_only: bool,
+    prompt: &str,
+    prompt_metadata: Value,
+) -> ApiResult<String> {
     let task_id = require_live_session(app, session_id).await?;
     let id = new_id("turn");
     let now = app.now();
@@ -521,7 +551,7 @@ pub async fn start_turn(
                 author_type: "user",
                 message_type: "message",
                 content: prompt,
-                metadata: json!({}),
+                metadata: prompt_metadata,
             },
         )
         .await?;
@@ -568,6 +598,65 @@ pub async fn complete_turn(app: &App, core: &Core, turn_id: &str) -> ApiResult<(
     }
     repair(core, &session.task_id).await;
     Ok(())
+}
+
+/// Completes the session's open turns (lifecycle-only ones aside), oldest first: what happens
+/// to the agent's running turn when the user starts a new one. Returns their ids.
+pub async fn complete_open_turns(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+) -> ApiResult<Vec<String>> {
+    let mut completed = Vec::new();
+    for turn in app.storage.turns_of_session(session_id).await? {
+        if turn.is_open() && !turn.flags().lifecycle_only {
+            complete_turn(app, core, &turn.id).await?;
+            completed.push(turn.id);
+        }
+    }
+    Ok(completed)
+}
+
+/// The session's current turn when it is open; otherwise a new turn is started first (the
+/// user's `prompt`), as when a user prompts an idle agent. `(turn_id, started)`.
+pub async fn open_turn(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    prompt: &str,
+) -> ApiResult<(String, bool)> {
+    if let Some(turn) = current_turn_id(app, session_id).await? {
+        if app.storage.turn(&turn).await?.is_open() {
+            return Ok((turn, false));
+        }
+    }
+    let turn = start_turn(app, core, session_id, false, prompt).await?;
+    Ok((turn, true))
+}
+
+/// The respond body `{"answers": [{question_id, answer}, ...]}` as the user's text: the answer,
+/// or one numbered line per answer. Anything else: its JSON.
+fn answer_text(payload: &Value) -> String {
+    let answers: Vec<&str> = payload
+        .get("answers")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|a| a.get("answer")?.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    match answers.as_slice() {
+        [] => payload.to_string(),
+        [one] => (*one).to_owned(),
+        many => many
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{}. {a}", i.saturating_add(1)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
 }
 
 /// An ordinary message in the session's current turn.
@@ -750,6 +839,61 @@ pub async fn resolve_permission(
     Ok(())
 }
 
+/// Resolves the session's newest pending permission (`approved` or `rejected`, as
+/// [`resolve_permission`]); 409 `nothing_pending` when it has none. Returns its message id.
+pub async fn resolve_session_permission(
+    app: &App,
+    core: &Core,
+    session_id: &str,
+    status: &str,
+) -> ApiResult<String> {
+    if status != "approved" && status != "rejected" {
+        return Err(ApiError::bad_request(
+            "status must be \"approved\" or \"rejected\"",
+        ));
+    }
+    let pending = app
+        .storage
+        .messages_of_session(session_id)
+        .await?
+        .into_iter()
+        .rev()
+        .find(|m| {
+            m.kind() == MessageKind::PermissionRequest && m.status() == RequestStatus::Pending
+        });
+    let Some(row) = pending else {
+        app.storage.session(session_id).await?;
+        return Err(ApiError::conflict(
+            "nothing_pending",
+            format!("session {session_id:?} has no pending permission"),
+        ));
+    };
+    resolve_permission(app, core, row.id(), status).await?;
+    Ok(row.id().to_owned())
+}
+
+/// The demo data again: every listed task is deleted (`task.deleted` each; the agent forgets
+/// their sessions), then the tasks of `--seed-demo` are written. Returns the deleted task ids
+/// and the new ones (newest first, as the task list orders them).
+pub async fn reset(app: &App) -> ApiResult<(Vec<String>, Vec<String>)> {
+    let _one = app.agent.resetting.lock().await;
+    let mut deleted = Vec::new();
+    for task in app.storage.unarchived_tasks().await? {
+        let sessions = app.storage.sessions_of_task(&task.id).await?;
+        match delete_task(app, &task.id).await {
+            Ok(()) => deleted.push(task.id),
+            // Deleted meanwhile by another request: nothing left to do for it.
+            Err(error) if error.status == axum::http::StatusCode::NOT_FOUND => continue,
+            Err(error) => return Err(error),
+        }
+        for session in sessions {
+            app.agent.forget(&session.id);
+        }
+    }
+    let created = super::seed::seed(app).await?;
+    Ok((deleted, created))
+}
+
 /// The agent leaves the session: its waiters and execution are dropped, and its pending
 /// clarification rows record `agent_disconnected` (published as updates).
 pub async fn detach(app: &App, core: &Core, session_id: &str, mode: ResumeMode) -> ApiResult<()> {
@@ -803,11 +947,11 @@ pub async fn continue_after_response(
                 complete_turn(app, core, &interrupted).await?;
             }
         }
-        let prompt = format!(
-            "Answers to {}: {}",
-            continuation.pending_id, continuation.payload
-        );
-        start_turn(app, core, session_id, false, &prompt).await?
+        // The user's answer opens the successor turn, as text (the payload is the respond
+        // body); `response_to` names the bundle it answers.
+        let prompt = answer_text(&continuation.payload);
+        let metadata = json!({ "response_to": continuation.pending_id });
+        start_turn_with(app, core, session_id, false, &prompt, metadata).await?
     } else {
         match current_turn_id(app, session_id).await? {
             Some(turn) => {
@@ -843,6 +987,8 @@ pub async fn continue_after_response(
 /// The simulator routes (mounted with `--simulator` only).
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
+        .route("/api/dev/sim", get(sim_probe))
+        .route("/api/dev/sim/reset", post(sim_reset))
         .route("/api/dev/sim/tasks", post(sim_task))
         .route("/api/dev/sim/tasks/{task_id}/sessions", post(sim_session))
         .route("/api/dev/sim/tasks/{task_id}/delete", post(sim_delete_task))
@@ -863,6 +1009,10 @@ pub fn routes() -> Router<Arc<App>> {
         .route(
             "/api/dev/sim/permissions/{message_id}/resolve",
             post(sim_resolve),
+        )
+        .route(
+            "/api/dev/sim/sessions/{session_id}/permission/resolve",
+            post(sim_resolve_session),
         )
         .route(
             "/api/dev/sim/sessions/{session_id}/detach",
@@ -899,6 +1049,22 @@ fn one(key: &str, value: impl Into<Value>) -> Response {
     let mut map = Map::new();
     map.insert(key.to_owned(), value.into());
     done(map)
+}
+
+/// `GET /api/dev/sim`: the simulator is mounted (clients probe it; 404 without `--simulator`).
+async fn sim_probe() -> Response {
+    done(Map::new())
+}
+
+async fn sim_reset(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
+    body_json(&body)?;
+    // No core guard here: the deletions take session locks (which come before any core guard),
+    // and the seeding takes its own.
+    let (deleted, created) = reset(&app).await?;
+    let mut map = Map::new();
+    map.insert("deleted".into(), Value::from(deleted));
+    map.insert("task_ids".into(), Value::from(created));
+    Ok(done(map))
 }
 
 async fn sim_task(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
@@ -942,11 +1108,21 @@ async fn sim_turn(
 ) -> ApiResult {
     let body = body_json(&body)?;
     let lifecycle_only = opt_bool(&body, "lifecycle_only")?.unwrap_or(false);
+    let close_open = opt_bool(&body, "close_open")?.unwrap_or(false);
     let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
     let _session = app.lock_session(&session_id).await;
     let core = app.core().await;
+    require_live_session(&app, &session_id).await?;
+    let completed = if close_open {
+        complete_open_turns(&app, &core, &session_id).await?
+    } else {
+        Vec::new()
+    };
     let id = start_turn(&app, &core, &session_id, lifecycle_only, prompt).await?;
-    Ok(one("turn_id", id))
+    let mut map = Map::new();
+    map.insert("turn_id".into(), Value::from(id));
+    map.insert("completed".into(), Value::from(completed));
+    Ok(done(map))
 }
 
 async fn sim_complete(
@@ -998,10 +1174,17 @@ async fn sim_clarification(
         }
     };
     let live = opt_bool(&body, "live")?.unwrap_or(true);
+    let open = opt_bool(&body, "open_turn")?.unwrap_or(false);
+    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
     let _session = app.lock_session(&session_id).await;
     let core = app.core().await;
-    let (pending_id, ids) = ask_clarification(&app, &core, &session_id, &questions, live).await?;
     let mut map = Map::new();
+    if open {
+        let (turn, started) = open_turn(&app, &core, &session_id, prompt).await?;
+        map.insert("turn_id".into(), Value::from(turn));
+        map.insert("turn_started".into(), Value::Bool(started));
+    }
+    let (pending_id, ids) = ask_clarification(&app, &core, &session_id, &questions, live).await?;
     map.insert("pending_id".into(), Value::from(pending_id));
     map.insert("message_ids".into(), Value::from(ids));
     Ok(done(map))
@@ -1014,9 +1197,31 @@ async fn sim_permission(
 ) -> ApiResult {
     let body = body_json(&body)?;
     let text = opt_str(&body, "text")?.unwrap_or("May I run a command?");
+    let open = opt_bool(&body, "open_turn")?.unwrap_or(false);
+    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
     let _session = app.lock_session(&session_id).await;
     let core = app.core().await;
+    let mut map = Map::new();
+    if open {
+        let (turn, started) = open_turn(&app, &core, &session_id, prompt).await?;
+        map.insert("turn_id".into(), Value::from(turn));
+        map.insert("turn_started".into(), Value::Bool(started));
+    }
     let id = ask_permission(&app, &core, &session_id, text).await?;
+    map.insert("message_id".into(), Value::from(id));
+    Ok(done(map))
+}
+
+async fn sim_resolve_session(
+    State(app): State<Arc<App>>,
+    Path(session_id): Path<String>,
+    body: Bytes,
+) -> ApiResult {
+    let body = body_json(&body)?;
+    let status = opt_str(&body, "status")?.unwrap_or("");
+    let _session = app.lock_session(&session_id).await;
+    let core = app.core().await;
+    let id = resolve_session_permission(&app, &core, &session_id, status).await?;
     Ok(one("message_id", id))
 }
 
