@@ -28,7 +28,7 @@
 //      -> <dir>/fallback/ (`./fallback`, `./rules/fallback`). [fallback.mjs, wasm-signatures.mjs]
 //   5. The loader (`task-projection/loader`: loadTaskProjection() / loadTaskProjectionRules() try
 //      wasm, then the MVP wasm, then the JS fallback), index.js, each module's JS beside each of its
-//      glue copies, react helper, package.json, README.
+//      glue copies, react helper, package.json, README (docs/package-readme.md).
 //      [package.mjs; the static entries are files in static/, copied byte for byte]
 //   6. Smoke checks, per module: node.js instantiates; the fallback runs with WebAssembly deleted;
 //      the MVP entry takes the MVP bytes. [smoke.mjs]

@@ -82,13 +82,18 @@ export function assemblePackage({ version, description, license, repository }) {
   // What react.js builds on (React-free; not an export of its own).
   fs.copyFileSync(path.join(root, 'js', 'subscription.js'), path.join(pkgDir, 'subscription.js'));
   files.push('subscription.js');
-  for (const doc of ['README.md', 'LICENSE', 'LICENSE-MIT']) {
+  // The consumer README (docs/package-readme.md: install, init, the API, troubleshooting; every
+  // code block of it is run by npm test) is the package's README.md; the repository's README.md
+  // is for contributors and is not shipped.
+  const readme = path.join(root, 'docs', 'package-readme.md');
+  if (!fs.existsSync(readme)) fail('docs/package-readme.md is missing: it is the package\'s README.md');
+  fs.copyFileSync(readme, path.join(pkgDir, 'README.md'));
+  files.push('README.md');
+  for (const doc of ['LICENSE', 'LICENSE-MIT']) {
     const src = path.join(root, doc);
     if (fs.existsSync(src)) {
       fs.copyFileSync(src, path.join(pkgDir, doc));
       files.push(doc);
-    } else if (doc === 'README.md') {
-      log('warning: no README.md at the repo root; the package ships without one');
     }
   }
   const types = `./${OUT_NAME}.d.ts`;

@@ -2,11 +2,14 @@
 // TypeScript, no wasm configuration), built with webpack and with Turbopack, served by
 // `next start`: a server component and a route handler on the Node.js runtime, an edge route,
 // and client components (static import, and the loader in an engine without WebAssembly / with
-// WebAssembly 1.0 only) in headless Chromium. Then `tsc --noEmit` of the app.
+// WebAssembly 1.0 only) in headless Chromium, and the package README's React example (its tsx
+// blocks, written into app/readme/ by prepare.mjs) against a mocked REST + WebSocket server. Then
+// `tsc --noEmit` of the app, the README's example included.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { FRAMES, FRAME_GAP_MS, restBody } from '../js/readme-backend.mjs';
 import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, exec, freePort, here, launchBrowser, scenario, serve } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
@@ -75,6 +78,50 @@ for (const bundler of ['webpack', 'turbopack']) {
       await checkDemoPage(browser, `${server.url}/loader`, { screenshot: `next-${bundler}-loader-wasm.png`, backend: 'wasm' });
       await checkDemoPage(browser, `${server.url}/loader`, { initScript: MVP_ONLY_ENGINE, screenshot: `next-${bundler}-loader-mvp.png`, backend: 'mvp' });
       await checkDemoPage(browser, `${server.url}/loader`, { initScript: NO_WEBASSEMBLY, screenshot: `next-${bundler}-loader-no-webassembly.png`, backend: 'js' });
+    });
+
+    test('the README\'s React example renders the task\'s live question (REST and WebSocket mocked in the browser)', async () => {
+      // app/readme/tasks/[taskId]/page.tsx and the files it imports: the README's tsx blocks as written.
+      const url = `${server.url}/readme/tasks/task-1`;
+      const html = await (await fetch(url)).text();
+      assert.match(html, /Loading tasks…/, 'server-rendered: the provider\'s fallback');
+      const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) errors.push(m.text());
+      });
+      // The reference server the example talks to (tests/js/readme-backend.mjs): REST under
+      // /api/v1, and a WebSocket that sends server.hello, then the agent's two questions.
+      const requested = [];
+      await page.route('**/api/v1/**', (route) => {
+        const body = restBody(route.request().url());
+        requested.push(new URL(route.request().url()).pathname);
+        return body === undefined ? route.fulfill({ status: 404, json: { error: { code: 'not_found' } } }) : route.fulfill({ json: body });
+      });
+      let sockets = 0;
+      await page.routeWebSocket('**/api/v1/ws', (ws) => {
+        sockets += 1;
+        FRAMES.forEach((frame, i) => setTimeout(() => ws.send(JSON.stringify(frame)), i * FRAME_GAP_MS));
+      });
+      try {
+        await page.goto(url);
+        const status = page.getByRole('status');
+        await status.waitFor({ timeout: 30_000 }).catch(async (e) => {
+          const shown = await page.locator('body').innerText().catch(() => '?');
+          assert.fail(`the example never showed the question (${e.message.split('\n')[0]}); the page shows "${shown.trim()}"; errors: ${errors.join(' | ') || 'none'}`);
+        });
+        assert.equal((await status.innerText()).trim(), 'The agent asks you 2 questions in sess-1.');
+        assert.equal(sockets, 1, 'one WebSocket');
+        for (const p of ['/api/v1/tasks', '/api/v1/tasks/task-1/task-sessions', '/api/v1/task-sessions/sess-1/turns', '/api/v1/task-sessions/sess-1/messages']) {
+          assert.ok(requested.includes(p), `refetched ${p} after server.hello: ${requested.join(', ')}`);
+        }
+        await page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme.png`), fullPage: true });
+        assert.deepEqual(errors, [], 'page errors');
+      } finally {
+        await context.close();
+      }
     });
   });
 }

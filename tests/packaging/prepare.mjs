@@ -7,13 +7,17 @@
 //   4. installs the tarball into each app's node_modules/task-projection (every run): unpacked
 //      exactly as npm unpacks a tarball dependency (its package/ folder; the package has no
 //      dependencies, no scripts and no bins). It is not listed in the apps' package.json, so their
-//      lockfiles do not change with every build.
+//      lockfiles do not change with every build;
+//   5. writes the React / Next.js examples of the installed package's README.md (its ```tsx
+//      blocks, each starting with its path `// app/...`) into next-app/app/readme/ (generated,
+//      git-ignored), so that next.test.mjs builds and renders the README's own text.
 // Prints one line per step with its duration.
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { codeBlocks, nextPath } from '../js/readme-blocks.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -99,3 +103,20 @@ for (const app of ['next-app', 'vite-app', 'node-app']) {
   execFileSync('tar', ['-xzf', tarball, '--strip-components=1', '-C', dest]);
 }
 say(`installed ${packed[0].filename} into next-app, vite-app, node-app (node_modules/task-projection)`);
+
+// 5. the README's Next.js examples ---------------------------------------------------------------------
+{
+  const readme = path.join(here, 'next-app', 'node_modules', 'task-projection', 'README.md');
+  const dest = path.join(here, 'next-app', 'app', 'readme');
+  fs.rmSync(dest, { recursive: true, force: true });
+  const tsx = codeBlocks(fs.readFileSync(readme, 'utf8')).filter((b) => b.lang === 'tsx');
+  if (tsx.length === 0) fail('the package README has no tsx block (the React / Next.js example)');
+  for (const block of tsx) {
+    const file = nextPath(block);
+    if (!file) fail(`README.md line ${block.line}: a tsx block starts with its path, // app/<path>.tsx`);
+    const out = path.join(dest, file.slice('app/'.length));
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, block.code);
+  }
+  say(`wrote the README's ${tsx.length} tsx blocks into next-app/app/readme/ (${tsx.map(nextPath).join(', ')})`);
+}

@@ -6,16 +6,16 @@ import { loadFirst } from './loader-core.js';
 
 export function loadTaskProjection(options) {
   return loadFirst([
-    ['wasm', (o) => import('./index.js').then((m) => m.default(o.wasm).then(() => m))],
-    ['mvp', (o) => import('./mvp/index.js').then((m) => m.default(o.mvpWasm).then(() => m))],
+    ['wasm', (o) => import('./index.js').then((m) => m.default({ module_or_path: o.wasm }).then(() => m))],
+    ['mvp', (o) => import('./mvp/index.js').then((m) => m.default({ module_or_path: o.mvpWasm }).then(() => m))],
     ['js', () => import('./fallback/index.js')],
   ], options);
 }
 
 export function loadTaskProjectionRules(options) {
   return loadFirst([
-    ['wasm', (o) => import('./rules/index.js').then((m) => m.default(o.wasm).then(() => m))],
-    ['mvp', (o) => import('./rules/mvp/index.js').then((m) => m.default(o.mvpWasm).then(() => m))],
+    ['wasm', (o) => import('./rules/index.js').then((m) => m.default({ module_or_path: o.wasm }).then(() => m))],
+    ['mvp', (o) => import('./rules/mvp/index.js').then((m) => m.default({ module_or_path: o.mvpWasm }).then(() => m))],
     ['js', () => import('./rules/fallback/index.js')],
   ], options);
 }

@@ -1,0 +1,79 @@
+// Loaded with `node --import` before each Node block of the consumer README
+// (tests/js/readme.test.mjs): the server the examples talk to, and the record of what they print.
+//   - `fetch` answers the reference server's REST routes from ./readme-backend.mjs;
+//   - `WebSocket` (Node 20 has none) opens at once and sends ./readme-backend.mjs's FRAMES, one
+//     every FRAME_GAP_MS, until it is closed;
+//   - every console.log call's arguments are recorded and written, v8-serialized, to the file
+//     named by README_RECORD when the process exits (the test compares them with the block's
+//     `// → value` comments).
+import fs from 'node:fs';
+import util from 'node:util';
+import v8 from 'node:v8';
+import { FRAMES, FRAME_GAP_MS, restBody } from './readme-backend.mjs';
+
+globalThis.fetch = async (input) => {
+  const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+  const body = restBody(url);
+  if (body === undefined) {
+    return new Response(JSON.stringify({ error: { code: 'not_found', message: url } }), { status: 404, headers: { 'content-type': 'application/json' } });
+  }
+  return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+};
+
+globalThis.WebSocket = class FakeWebSocket {
+  static CONNECTING = 0;
+  static OPEN = 1;
+  static CLOSING = 2;
+  static CLOSED = 3;
+
+  constructor(url) {
+    this.url = String(url);
+    this.readyState = 0;
+    this.onopen = this.onmessage = this.onclose = this.onerror = null;
+    this.timers = [];
+    if (!new URL(this.url).pathname.endsWith('/api/v1/ws')) {
+      this.later(0, () => this.finish(1006));
+      return;
+    }
+    this.later(0, () => {
+      this.readyState = 1;
+      this.onopen?.({ type: 'open' });
+      FRAMES.forEach((frame, i) => this.later(i * FRAME_GAP_MS, () => this.onmessage?.({ type: 'message', data: JSON.stringify(frame) })));
+    });
+  }
+
+  later(ms, f) {
+    this.timers.push(setTimeout(() => this.readyState < 2 && f(), ms));
+  }
+
+  send() {}
+
+  close(code = 1000) {
+    if (this.readyState >= 2) return;
+    for (const t of this.timers) clearTimeout(t);
+    this.readyState = 2;
+    setTimeout(() => this.finish(code), 0);
+  }
+
+  finish(code) {
+    this.readyState = 3;
+    this.onclose?.({ type: 'close', code });
+  }
+};
+
+const records = [];
+const log = console.log.bind(console);
+console.log = (...args) => {
+  records.push(args.map((value) => {
+    try {
+      v8.serialize(value);
+      return { value };
+    } catch {
+      return { unserializable: util.inspect(value) };
+    }
+  }));
+  log(...args);
+};
+process.on('exit', () => {
+  if (process.env.README_RECORD) fs.writeFileSync(process.env.README_RECORD, v8.serialize(records));
+});
