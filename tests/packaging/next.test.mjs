@@ -24,6 +24,31 @@ after(async () => {
   await browser?.close();
 });
 
+// `next dev`: React's development build, where StrictMode (on by default in the App Router)
+// mounts, unmounts and mounts again every component and runs each render twice. The provider must
+// still open one store, the hooks must still show the answer, and nothing may log an error
+// (hydration mismatches included).
+describe('Next.js dev server (StrictMode double mount)', () => {
+  let server;
+  // `next dev` adds its own paths to tsconfig.json: the fixture's file is put back afterwards.
+  const tsconfig = path.join(app, 'tsconfig.json');
+  const tsconfigText = fs.readFileSync(tsconfig, 'utf8');
+  before(async () => {
+    fs.rmSync(path.join(app, '.next'), { recursive: true, force: true });
+    const port = await freePort();
+    server = await serve(next, ['dev', '--port', String(port), '--hostname', 'localhost'], { cwd: app, url: `http://localhost:${port}/api/answer`, timeoutMs: 120_000 });
+    server.url = `http://localhost:${port}`;
+  });
+  after(async () => {
+    await server?.stop();
+    fs.writeFileSync(tsconfig, tsconfigText);
+  });
+
+  test('client component under StrictMode: one store, the answer, no errors', async () => {
+    await checkDemoPage(browser, `${server.url}/client`, { screenshot: 'next-dev-strict-client.png', backend: 'wasm (static import)', strictMode: true });
+  });
+});
+
 for (const bundler of ['webpack', 'turbopack']) {
   describe(`Next.js (${bundler})`, () => {
     let server;

@@ -19,14 +19,21 @@ import { OWNER_SESSION, QUESTIONS, SCRIPT, TASK_ID } from './scenario';
 
 /** Which build opened the store (shown on the page; the tests check it). */
 let backend = '';
+/** How often an `open` function ran (the provider calls it once per page, StrictMode or not). */
+let opens = 0;
+/** How often the answer's effect mounted: 2 under StrictMode in development (mount, unmount,
+ * mount), 1 otherwise. */
+let mounts = 0;
 
 // Defined once at module scope: the provider calls each at most once per page.
 const openStatic = async (): Promise<ProjectionStore> => {
+  opens += 1;
   await init();
   backend = 'wasm (static import)';
   return new ProjectionStore();
 };
 const openLoader = async (): Promise<ProjectionStore> => {
+  opens += 1;
   const tp = await loadTaskProjection();
   backend = tp.backend;
   return new tp.ProjectionStore();
@@ -75,6 +82,7 @@ function Answer() {
   const version = useStoreAnswer((s) => s.version());
   const [applied, setApplied] = useState(0);
   useEffect(() => {
+    mounts += 1;
     const timers: ReturnType<typeof setTimeout>[] = [];
     let at = 0;
     SCRIPT.forEach((step, i) => {
@@ -95,7 +103,8 @@ function Answer() {
     <section data-testid="answer" data-done={done ? 'true' : 'false'}>
       <p>
         backend: <b data-testid="backend">{backend}</b> · store version <span data-testid="version">{version}</span> ·
-        events applied <span data-testid="applied">{applied}</span>/{SCRIPT.length}
+        events applied <span data-testid="applied">{applied}</span>/{SCRIPT.length} · opened{' '}
+        <span data-testid="opens">{opens}</span> · mounted <span data-testid="mounts">{mounts}</span>
       </p>
       <Owner />
       <Question />
