@@ -172,6 +172,32 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.deepEqual(problems, []);
   });
 
+  test(`a bookkeeping (lifecycle) turn never takes the question's place (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    const { sessionId } = await newTask(page);
+    await play(page, 'ask', 'lifecycle');
+    const asked = await question(page);
+    const turnsBefore = (await server.get(`/api/v1/task-sessions/${sessionId}/turns`)).turns.length;
+    await play(page, 'lifecycle-turn', 'lifecycle');
+    await eventually(async () => {
+      const turns = (await server.get(`/api/v1/task-sessions/${sessionId}/turns`)).turns;
+      assert.equal(turns.length, turnsBefore + 1);
+      assert.equal(turns.at(-1).metadata?.lifecycle_only, true, 'the newest turn is a lifecycle record');
+      const w = await why(page);
+      const lifecycle = w.explain.turns.filter((t) => t.standing === 'lifecycle_skipped');
+      assert.deepEqual(lifecycle.map((t) => t.id), [turns.at(-1).id]);
+      assert.equal(w.explain.clarification.pending_id, asked.pendingId, 'the question stays current');
+      assert.equal(w.explain.turns[0].standing, 'current');
+      assertWhyMatches(w);
+      assert.match(w.shown.text, /skipped: a bookkeeping record, never current/);
+    }, { message: 'the lifecycle turn is skipped' });
+    assert.equal((await pageState(page)).overlay?.pendingId, asked.pendingId, 'the question is still on screen');
+    await assertPlainWords(page);
+    await screenshot(page, `lifecycle-turn-skipped-${viewport.width}`);
+    assert.deepEqual(problems, []);
+  });
+
   test(`clicking a task opens the secondary session that owns its only question (${label})`, async () => {
     const { server, context } = await setup(viewport);
     const { page, problems } = await openPlayable(context, server.url);

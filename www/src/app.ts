@@ -603,6 +603,14 @@ export class App {
     });
   }
 
+  /** The agent records a lifecycle-only turn (bookkeeping: never current). */
+  lifecycleTurn(sessionId: string): Promise<void> {
+    return this.play('Recording a bookkeeping turn…', async (call) => {
+      await call(api.simPath.turns(sessionId), { lifecycle_only: true });
+      return 'The agent recorded a bookkeeping turn.';
+    });
+  }
+
   /** A secondary (reviewer) session of the task asks two questions. */
   addReviewer(taskId: string): Promise<void> {
     return this.play('Adding a reviewer…', async (call) => {

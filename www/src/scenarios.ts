@@ -6,8 +6,8 @@ import type { App } from './app';
 import { byId, h, renderKeyed } from './dom';
 import { sessionLabel } from './words';
 
-type Act = 'new-task' | 'reset' | 'ask' | 'ask-bundle' | 'new-turn' | 'add-reviewer' | 'detach' | 'ask-permission'
-  | 'approve' | 'deny' | 'restart' | 'replay';
+type Act = 'new-task' | 'reset' | 'ask' | 'ask-bundle' | 'new-turn' | 'lifecycle-turn' | 'add-reviewer' | 'detach'
+  | 'ask-permission' | 'approve' | 'deny' | 'restart' | 'replay';
 
 interface Scenario {
   id: string;
@@ -35,6 +35,12 @@ export const SCENARIOS: readonly Scenario[] = [
     title: 'A question that was overtaken',
     text: 'Ask a question, then start a new turn without answering: the question becomes history and can no longer be answered. Ask again and skip the new one: the old question never comes back.',
     acts: ['ask', 'new-turn'],
+  },
+  {
+    id: 'lifecycle',
+    title: 'A bookkeeping turn',
+    text: 'Ask a question, then let the agent record a bookkeeping turn (a lifecycle record, newer than the question’s turn). Bookkeeping turns never become current, so the question stays open; the “Why?” panel lists the turn as skipped.',
+    acts: ['ask', 'lifecycle-turn'],
   },
   {
     id: 'secondary',
@@ -68,6 +74,7 @@ const LABEL: Record<Act, string> = {
   ask: 'Ask a question',
   'ask-bundle': 'Ask three questions',
   'new-turn': 'Start a new turn',
+  'lifecycle-turn': 'Record a bookkeeping turn',
   'add-reviewer': 'Add a reviewer who asks',
   detach: 'Detach the agent',
   'ask-permission': 'Ask for a permission',
@@ -102,6 +109,8 @@ function run(app: App, act: Act): void {
       return void app.ask(sessionId, true);
     case 'new-turn':
       return void app.newTurn(sessionId);
+    case 'lifecycle-turn':
+      return void app.lifecycleTurn(sessionId);
     case 'detach':
       return void app.detach(sessionId);
     case 'ask-permission':
