@@ -64,6 +64,22 @@ impl SessionState {
         }
     }
 
+    /// The wire spelling; `None` for [`SessionState::Other`] (a state this version does not
+    /// know, whose text is not kept).
+    pub const fn as_wire(self) -> Option<&'static str> {
+        Some(match self {
+            SessionState::Created => "CREATED",
+            SessionState::Starting => "STARTING",
+            SessionState::Running => "RUNNING",
+            SessionState::Idle => "IDLE",
+            SessionState::WaitingForInput => "WAITING_FOR_INPUT",
+            SessionState::Completed => "COMPLETED",
+            SessionState::Failed => "FAILED",
+            SessionState::Cancelled => "CANCELLED",
+            SessionState::Other => return None,
+        })
+    }
+
     /// `RUNNING` or `WAITING_FOR_INPUT`: the session can take the user's answer.
     pub const fn is_input_capable(self) -> bool {
         matches!(self, SessionState::Running | SessionState::WaitingForInput)

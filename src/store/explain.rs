@@ -516,16 +516,9 @@ impl Json {
 
 /// The wire spelling of a session state (`OTHER` for one this version does not know).
 const fn state_str(state: SessionState) -> &'static str {
-    match state {
-        SessionState::Created => "CREATED",
-        SessionState::Starting => "STARTING",
-        SessionState::Running => "RUNNING",
-        SessionState::Idle => "IDLE",
-        SessionState::WaitingForInput => "WAITING_FOR_INPUT",
-        SessionState::Completed => "COMPLETED",
-        SessionState::Failed => "FAILED",
-        SessionState::Cancelled => "CANCELLED",
-        SessionState::Other => "OTHER",
+    match state.as_wire() {
+        Some(text) => text,
+        None => "OTHER",
     }
 }
 

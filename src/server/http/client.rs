@@ -233,21 +233,6 @@ impl WsClient {
     }
 }
 
-/// The wire spelling of a session state (what the mirror re-sends in a rebuilt session list).
-fn state_text(state: SessionState) -> Option<&'static str> {
-    Some(match state {
-        SessionState::Created => "CREATED",
-        SessionState::Starting => "STARTING",
-        SessionState::Running => "RUNNING",
-        SessionState::Idle => "IDLE",
-        SessionState::WaitingForInput => "WAITING_FOR_INPUT",
-        SessionState::Completed => "COMPLETED",
-        SessionState::Failed => "FAILED",
-        SessionState::Cancelled => "CANCELLED",
-        SessionState::Other => return None,
-    })
-}
-
 /// `value[key]`, `null` when absent.
 fn field<'v>(value: &'v Value, key: &str) -> &'v Value {
     static NULL: Value = Value::Null;
@@ -347,7 +332,7 @@ impl Mirror {
                 object.insert("id".into(), Value::from(id.as_str()));
                 object.insert("task_id".into(), Value::from(task_id));
                 object.insert("is_primary".into(), Value::Bool(*primary));
-                if let Some(state) = self.store.session_state(id).and_then(state_text) {
+                if let Some(state) = self.store.session_state(id).and_then(SessionState::as_wire) {
                     object.insert("state".into(), Value::from(state));
                 }
                 if let Some((Some(action), revision)) = self.store.session_projection(id) {
@@ -498,7 +483,7 @@ impl Mirror {
                 sessions.insert(
                     id.clone(),
                     json!({
-                        "state": self.store.session_state(id).and_then(state_text),
+                        "state": self.store.session_state(id).and_then(SessionState::as_wire),
                         "pending_action": action_value(action),
                         "current_turn": turn,
                         "pending_clarification": bundle,
@@ -565,7 +550,10 @@ pub async fn check_converged(mirror: &Mirror, http: &HttpClient) -> ClientResult
                     field(session, "pending_action")
                 )));
             }
-            let state = mirror.store.session_state(id).and_then(state_text);
+            let state = mirror
+                .store
+                .session_state(id)
+                .and_then(SessionState::as_wire);
             if state != field(session, "state").as_str() {
                 return Err(ClientError(format!(
                     "session {id}: store state {state:?}, REST state {}",
