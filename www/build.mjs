@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds the demo page into www/dist/ (gitignored): type-checks www/src with tsc (strict), bundles
 // it with esbuild (minified ES module; `task-projection` and `task-projection/connect` stay external,
-// resolved by the import map in index.html to /pkg/index.js and /pkg/connect.js, which the server
-// serves from pkg/), copies index.html and the minified style.css. Prints the bundle's raw and gzip sizes.
+// imported by their URLs /pkg/index.js and /pkg/connect.js, which the server serves from pkg/),
+// copies index.html, boot.js and the minified style.css. Prints the bundle's raw and gzip sizes.
 //
 //   node www/build.mjs            type-check + bundle
 //   node www/build.mjs --no-check bundle only
@@ -43,7 +43,16 @@ await esbuild.build({
   target: 'es2022',
   minify: true,
   sourcemap: false,
-  external: ['task-projection', 'task-projection/connect'],
+  // The package stays outside the bundle, imported by its URL on this server (pkg/ is served at
+  // /pkg/, and its init() finds the .wasm next to /pkg/index.js through import.meta.url). By URL
+  // rather than through an import map: the server's Content-Security-Policy allows no inline script.
+  plugins: [{
+    name: 'task-projection-by-url',
+    setup(build) {
+      const urls = { 'task-projection': '/pkg/index.js', 'task-projection/connect': '/pkg/connect.js' };
+      build.onResolve({ filter: /^task-projection(\/connect)?$/ }, (args) => ({ path: urls[args.path], external: true }));
+    },
+  }],
   logLevel: 'warning',
 });
 await esbuild.build({
@@ -53,6 +62,7 @@ await esbuild.build({
   logLevel: 'warning',
 });
 fs.copyFileSync(path.join(www, 'index.html'), path.join(dist, 'index.html'));
+fs.copyFileSync(path.join(www, 'boot.js'), path.join(dist, 'boot.js'));
 
 let raw = 0;
 let gz = 0;

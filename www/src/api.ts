@@ -11,8 +11,9 @@ export class HttpError extends Error {
 
 async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const init: RequestInit = { method, headers: { accept: 'application/json' }, cache: 'no-store' };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
+  if (method === 'POST') {
+    // The server takes writes as JSON only (its CSRF guard).
+    init.body = JSON.stringify(body ?? {});
     init.headers = { accept: 'application/json', 'content-type': 'application/json' };
   }
   const res = await fetch(path, init);

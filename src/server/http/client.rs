@@ -85,7 +85,8 @@ impl HttpClient {
                 .method(method.clone())
                 .uri(path)
                 .header("host", self.addr.to_string());
-            if body.is_some() {
+            // Writes are JSON (the server's guard refuses any other content type).
+            if body.is_some() || method != Method::GET {
                 builder = builder.header("content-type", "application/json");
             }
             let request = builder

@@ -23,6 +23,7 @@
 
 pub mod app;
 pub mod client;
+pub mod guard;
 pub mod hub;
 pub mod routes;
 pub mod seed;
@@ -47,7 +48,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The usage text of the binary.
 pub const USAGE: &str = "\
 usage: task-projection-server [--database URL] [--port N] [--host ADDR] [--seed-demo] [--simulator]
-                              [--www DIR] [--pkg DIR] [--stall-interval SECS] [--stall-threshold SECS]
+                              [--www DIR] [--pkg DIR] [--allow-origin URL]... [--stall-interval SECS]
+                              [--stall-threshold SECS]
 
   --database URL          sqlite:<path> (default sqlite:task-projection.db, created when missing)
                           or postgres://user@host:port/db
@@ -57,6 +59,8 @@ usage: task-projection-server [--database URL] [--port N] [--host ADDR] [--seed-
   --simulator             mount the simulator endpoints under /api/dev/sim/
   --www DIR               static files served at / (default www/dist)
   --pkg DIR               static files served at /pkg/ (default pkg)
+  --allow-origin URL      also accept the WebSocket and writes from this page origin
+                          (repeatable; the server's own origin is always accepted)
   --stall-interval SECS   seconds between stall sweeps (default 60; 0 disables the timer)
   --stall-threshold SECS  stall threshold in seconds (default 7200)
   -h, --help              this text";
@@ -80,6 +84,9 @@ pub struct Config {
     /// Frames a WebSocket may fall behind before it is closed (code 1013; the client
     /// reconnects and refetches).
     pub ws_buffer: usize,
+    /// Origins allowed besides the server's own (`--allow-origin`, repeatable): the WebSocket
+    /// and state-changing requests from any other page are refused ([`guard`]).
+    pub allow_origins: Vec<String>,
 }
 
 impl Default for Config {
@@ -96,6 +103,7 @@ impl Default for Config {
             stall_threshold: crate::rules::stall::DEFAULT_STALL_THRESHOLD,
             clock: Arc::new(SystemClock),
             ws_buffer: 8192,
+            allow_origins: Vec::new(),
         }
     }
 }
@@ -187,6 +195,15 @@ where
             }
             "--host" => config.host = value("--host")?,
             "--www" => config.www = PathBuf::from(value("--www")?),
+            "--allow-origin" => {
+                let origin = value("--allow-origin")?;
+                if !(origin.starts_with("http://") || origin.starts_with("https://")) {
+                    return Err(format!(
+                        "--allow-origin: expected http(s)://host[:port], got {origin:?}"
+                    ));
+                }
+                config.allow_origins.push(origin);
+            }
             "--pkg" => config.pkg = PathBuf::from(value("--pkg")?),
             "--stall-interval" => {
                 config.stall_interval = seconds("--stall-interval", &value("--stall-interval")?)?;
@@ -370,7 +387,13 @@ pub async fn serve_db(db: Db, config: Config) -> Result<Running, StartError> {
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
         let _ = tcp.set_nodelay(true);
     });
-    let router = routes::router(app.clone(), &config);
+    let guard = Arc::new(
+        guard::Guard::new(addr, &config.allow_origins)
+            .static_root("/pkg/", &config.pkg)
+            .static_root("/", &config.www),
+    );
+    let router = routes::router(app.clone(), &config)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::guard));
     let (tx, rx) = oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         axum::serve(listener, router)
