@@ -785,6 +785,15 @@ async fn session_list_fails_closed(db: Db, _: Kind) {
     assert_eq!(status, 500, "{body}");
     assert_eq!(body["error"]["code"], "projection_failed");
     assert!(body.get("sessions").is_none());
+    // The details (the row, the parse error) are in the log only, under the body's error id.
+    let id = body["error"]["id"].as_str().unwrap_or_default();
+    assert_eq!(id.len(), 32, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(id), "{body}");
+    assert!(
+        !message.contains("msg") && !message.contains("json") && !message.contains("metadata"),
+        "{body}"
+    );
     let (status, body) = srv.http.get("/api/v1/tasks").await.unwrap();
     assert_eq!(status, 500, "{body}");
     assert!(body.get("tasks").is_none());

@@ -324,8 +324,20 @@ impl From<ServerError> for ApiError {
 }
 
 impl IntoResponse for ApiError {
+    /// `{"error": {"code", "message"}}`. A server error's details (row ids, database and parse
+    /// errors) go to the log under a fresh error id; its body carries only the code and that id.
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let body = if self.status.is_server_error() {
+            let id = uuid::Uuid::new_v4().simple().to_string();
+            tracing::error!(error_id = %id, code = self.code, message = %self.message, "server error");
+            json!({ "error": {
+                "code": self.code,
+                "message": format!("internal error {id} (the server log has the details)"),
+                "id": id,
+            } })
+        } else {
+            json!({ "error": { "code": self.code, "message": self.message } })
+        };
         (self.status, Json(body)).into_response()
     }
 }
