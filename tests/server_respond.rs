@@ -123,10 +123,20 @@ async fn setup(db: &Db) -> Setup {
     setup_with(db, Orchestrator::new(ResumeReport::AcceptedAndPublished)).await
 }
 
+/// Answers to the fixture's bundle `p1` (questions `q1`, `q2`: their message ids).
 fn answer() -> ResponseInput {
+    answer_to(&["q1", "q2"])
+}
+
+/// One answer per question id.
+fn answer_to(questions: &[&str]) -> ResponseInput {
+    let answers: Vec<serde_json::Value> = questions
+        .iter()
+        .map(|q| json!({ "question_id": q, "answer": "yes" }))
+        .collect();
     ResponseInput {
         kind: Response::Answer,
-        payload: json!({ "answers": ["yes", "blue"] }),
+        payload: json!({ "answers": answers }),
     }
 }
 
@@ -346,7 +356,7 @@ async fn startup_reconciliation_retires_and_finalizes(db: Db, _: Kind) {
     // A claim whose handoff was acknowledged is finalized.
     s.fx.question("q3", "s1", "t2", "p3", "pending", "13:01")
         .await;
-    s.service.respond("p3", &answer()).await.unwrap();
+    s.service.respond("p3", &answer_to(&["q3"])).await.unwrap();
     s.service
         .record_handoff("p3", Handoff::Acknowledged)
         .await
@@ -393,7 +403,8 @@ async fn racing_responses_one_winner(db: Db, _: Kind) {
         .await;
         let (a, b) = (s.service.clone(), s.service.clone());
         let (pa, pb) = (pending_id.clone(), pending_id.clone());
-        let first = tokio::spawn(async move { a.respond(&pa, &answer()).await.unwrap() });
+        let input = answer_to(&[&format!("r{round}a"), &format!("r{round}b")]);
+        let first = tokio::spawn(async move { a.respond(&pa, &input).await.unwrap() });
         let second = tokio::spawn(async move { b.respond(&pb, &reject()).await.unwrap() });
         let replies = [first.await.unwrap().reply, second.await.unwrap().reply];
         assert_eq!(
@@ -433,6 +444,42 @@ async fn racing_responses_one_winner(db: Db, _: Kind) {
     assert_eq!(before, bundles.len());
 }
 both!(racing_responses_one_winner);
+
+/// Answers that do not cover the bundle exactly once (a question missing, an unknown id, one
+/// answered twice, `""`, an answer too long) are refused as invalid with nothing written; the
+/// bundle stays answerable.
+async fn answers_must_cover_the_bundle(db: Db, _: Kind) {
+    let s = setup(&db).await;
+    let long = "x".repeat(task_projection::rules::respond::MAX_ANSWER_BYTES + 1);
+    let bad = [
+        json!({ "answers": [{ "question_id": "q1", "answer": "yes" }] }),
+        json!({ "answers": [{ "question_id": "q1", "answer": "a" }, { "question_id": "q9", "answer": "b" }] }),
+        json!({ "answers": [{ "question_id": "q1", "answer": "a" }, { "question_id": "q1", "answer": "a" }, { "question_id": "q2", "answer": "b" }] }),
+        json!({ "answers": [{ "question_id": "", "answer": "a" }] }),
+        json!({ "answers": [{ "question_id": "q1", "answer": long }, { "question_id": "q2", "answer": "b" }] }),
+    ];
+    for payload in bad {
+        let input = ResponseInput {
+            kind: Response::Answer,
+            payload: payload.clone(),
+        };
+        let error = s.service.respond("p1", &input).await.unwrap_err();
+        assert!(
+            matches!(error, task_projection::server::ServerError::Invalid(_)),
+            "{error}"
+        );
+        for q in ["q1", "q2"] {
+            assert!(
+                s.fx.storage.message(q).await.unwrap().status().is_pending(),
+                "{q} after {payload}"
+            );
+        }
+        assert!(s.fx.storage.delivery_intents().await.unwrap().is_empty());
+    }
+    let outcome = s.service.respond("p1", &answer()).await.unwrap();
+    assert_eq!(outcome.reply, RespondReply::Success);
+}
+both!(answers_must_cover_the_bundle);
 
 async fn unknown_bundle_is_not_found(db: Db, _: Kind) {
     let s = setup(&db).await;

@@ -420,3 +420,85 @@ fn allow_origin_flags_parse() {
     assert!(parse(&["--allow-origin", "a.example"]).is_err());
     assert!(parse(&["--allow-origin"]).is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn respond_takes_exactly_one_answer_per_question() {
+    let srv = Srv::start(&[]).await;
+    let http = HttpClient::new(srv.running.addr);
+    let post = |path: String, body: serde_json::Value| {
+        let http = &http;
+        async move {
+            let (status, value) = http.post(&path, &body).await.unwrap();
+            assert_eq!(status, 200, "{path}: {value}");
+            value
+        }
+    };
+    let task = post("/api/dev/sim/tasks".into(), serde_json::json!({})).await;
+    let task = task["task_id"].as_str().unwrap().to_owned();
+    let session = post(
+        format!("/api/dev/sim/tasks/{task}/sessions"),
+        serde_json::json!({ "primary": true }),
+    )
+    .await;
+    let session = session["session_id"].as_str().unwrap().to_owned();
+    post(
+        format!("/api/dev/sim/sessions/{session}/turns"),
+        serde_json::json!({}),
+    )
+    .await;
+    let asked = post(
+        format!("/api/dev/sim/sessions/{session}/clarification"),
+        serde_json::json!({ "questions": ["One?", "Two?"] }),
+    )
+    .await;
+    let pending = asked["pending_id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/clarification/{pending}/respond");
+    let before = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"), &[])
+        .await
+        .2;
+    let many: Vec<serde_json::Value> = (0..10_000)
+        .map(|i| serde_json::json!({ "question_id": format!("q{i}"), "answer": "x" }))
+        .collect();
+    for (body, says) in [
+        (
+            serde_json::json!({ "answers": [{ "question_id": "q1", "answer": "a" }] }),
+            "\\\"q2\\\" has no answer",
+        ),
+        (
+            serde_json::json!({ "answers": [{ "question_id": "q1", "answer": "a" }, { "question_id": "q7", "answer": "b" }] }),
+            "no question \\\"q7\\\"",
+        ),
+        (
+            serde_json::json!({ "answers": [{ "question_id": "q1", "answer": "a" }, { "question_id": "q1", "answer": "a" }] }),
+            "answered twice",
+        ),
+        (
+            serde_json::json!({ "answers": [{ "question_id": "", "answer": "a" }] }),
+            "no question \\\"\\\"",
+        ),
+        (
+            serde_json::json!({ "answers": many }),
+            "no question \\\"q0\\\"",
+        ),
+    ] {
+        let (status, text) = srv.post(&path, &[JSON], &body.to_string()).await;
+        assert_eq!(
+            (status, code(&text).as_str()),
+            (400, "bad_request"),
+            "{text}"
+        );
+        assert!(text.contains(says), "{says}: {text}");
+    }
+    let after = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"), &[])
+        .await
+        .2;
+    assert_eq!(after, before, "nothing written");
+    let both = serde_json::json!({ "answers": [
+        { "question_id": "q2", "answer": "b" }, { "question_id": "q1", "answer": "a" },
+    ] });
+    let (status, text) = srv.post(&path, &[JSON], &both.to_string()).await;
+    assert_eq!(status, 200, "{text}");
+    srv.stop().await;
+}

@@ -295,6 +295,49 @@ pub enum RespondReason {
     Superseded,
 }
 
+/// The longest answer taken, in bytes (a bundle's answers are stored and replayed to the agent).
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// Why a bundle's answers cannot be taken: a response answers every question of the bundle
+/// exactly once, and nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerProblem<'a> {
+    /// An answer to a question the bundle does not have.
+    Unknown(&'a str),
+    /// A second answer to the same question.
+    Duplicate(&'a str),
+    /// A question of the bundle without an answer.
+    Missing(&'a str),
+    /// An answer longer than [`MAX_ANSWER_BYTES`].
+    TooLong(&'a str),
+}
+
+/// Checks `answers` (question id, answer) against the bundle's `questions` (their ids): each
+/// question answered exactly once, no other id, no answer over [`MAX_ANSWER_BYTES`]. The first
+/// problem in answer order, then in question order.
+pub fn check_answers<'a>(
+    questions: &[&'a str],
+    answers: &[(&'a str, &'a str)],
+) -> Result<(), AnswerProblem<'a>> {
+    let mut answered: Vec<&str> = Vec::with_capacity(answers.len().min(questions.len()));
+    for &(id, answer) in answers {
+        if !questions.contains(&id) {
+            return Err(AnswerProblem::Unknown(id));
+        }
+        if answered.contains(&id) {
+            return Err(AnswerProblem::Duplicate(id));
+        }
+        if answer.len() > MAX_ANSWER_BYTES {
+            return Err(AnswerProblem::TooLong(id));
+        }
+        answered.push(id);
+    }
+    match questions.iter().find(|q| !answered.contains(q)) {
+        Some(missing) => Err(AnswerProblem::Missing(missing)),
+        None => Ok(()),
+    }
+}
+
 /// The respond decision (SPEC §8): the bundle's state × the response.
 pub fn respond_plan(state: BundleState, response: Response) -> (RespondPlan, RespondReason) {
     match (state, response) {
@@ -532,6 +575,49 @@ pub fn reconcile_delivery_intent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_cover_the_bundle_exactly_once() {
+        let questions = ["q1", "q2"];
+        assert_eq!(
+            check_answers(&questions, &[("q1", "a"), ("q2", "b")]),
+            Ok(())
+        );
+        assert_eq!(
+            check_answers(&questions, &[("q2", "b"), ("q1", "a")]),
+            Ok(())
+        );
+        assert_eq!(
+            check_answers(&questions, &[("q1", "a")]),
+            Err(AnswerProblem::Missing("q2"))
+        );
+        assert_eq!(
+            check_answers(&questions, &[("q1", "a"), ("q1", "a"), ("q2", "b")]),
+            Err(AnswerProblem::Duplicate("q1"))
+        );
+        assert_eq!(
+            check_answers(&questions, &[("q1", "a"), ("q3", "c"), ("q2", "b")]),
+            Err(AnswerProblem::Unknown("q3"))
+        );
+        assert_eq!(
+            check_answers(&questions, &[("", "a")]),
+            Err(AnswerProblem::Unknown(""))
+        );
+        let long = "x".repeat(MAX_ANSWER_BYTES + 1);
+        assert_eq!(
+            check_answers(&questions, &[("q1", &long), ("q2", "b")]),
+            Err(AnswerProblem::TooLong("q1"))
+        );
+        let longest = "x".repeat(MAX_ANSWER_BYTES);
+        assert_eq!(
+            check_answers(&questions, &[("q1", &longest), ("q2", "b")]),
+            Ok(())
+        );
+        assert_eq!(
+            check_answers(&questions, &[]),
+            Err(AnswerProblem::Missing("q1"))
+        );
+    }
     use crate::rules::model::{Message, RequestStatus, Turn};
     use crate::rules::time::Timestamp;
 

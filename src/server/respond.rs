@@ -19,10 +19,10 @@ use serde_json::{json, Map, Value};
 
 use crate::rules::model::MessageRecord;
 use crate::rules::respond::{
-    classify_bundle, detached_resume_outcome, live_delivery_failed, observe_bundle,
-    reconcile_delivery_intent, respond_plan, BundleFacts, BundleObservation, BundleState,
-    ClaimAfter, Handoff, IntentReason, IntentRecovery, PriorActive, Resolution, ResolutionReason,
-    RespondPlan, RespondReply, Response, ResumeReport,
+    check_answers, classify_bundle, detached_resume_outcome, live_delivery_failed, observe_bundle,
+    reconcile_delivery_intent, respond_plan, AnswerProblem, BundleFacts, BundleObservation,
+    BundleState, ClaimAfter, Handoff, IntentReason, IntentRecovery, PriorActive, Resolution,
+    ResolutionReason, RespondPlan, RespondReply, Response, ResumeReport, MAX_ANSWER_BYTES,
 };
 use crate::wire::{self, Json, Wire};
 
@@ -292,6 +292,9 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
         if !plan.writes() {
             return Ok(outcome(RespondReply::Conflict, None));
         }
+        if input.kind == Response::Answer {
+            check_bundle_answers(&snapshot, &observation, &input.payload)?;
+        }
         let Some(claim) = self
             .claim(&session_id, pending_id, state, facts.waiter_live, input)
             .await?
@@ -531,6 +534,55 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
         }
         Ok(done)
     }
+}
+
+/// The answers of `payload` against the bundle's questions ([`check_answers`]): a question's id
+/// is its `metadata.question_id`, else its message id. A problem is [`ServerError::Invalid`]
+/// (400, nothing written).
+fn check_bundle_answers(
+    snapshot: &SessionSnapshot,
+    observation: &BundleObservation,
+    payload: &Value,
+) -> Result<()> {
+    let questions: Vec<&str> = observation
+        .rows
+        .iter()
+        .filter_map(|&i| snapshot.messages.get(i))
+        .map(|row| {
+            row.metadata
+                .get("question_id")
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| row.id())
+        })
+        .collect();
+    let answers: Vec<(&str, &str)> = payload
+        .get("answers")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .map(|a| {
+                    let text = |key| a.get(key).and_then(Value::as_str).unwrap_or_default();
+                    (text("question_id"), text("answer"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    check_answers(&questions, &answers).map_err(|problem| {
+        let quoted = |id: &str| format!("{:?}", id.chars().take(64).collect::<String>());
+        ServerError::Invalid(match problem {
+            AnswerProblem::Unknown(id) => format!("the bundle has no question {}", quoted(id)),
+            AnswerProblem::Duplicate(id) => format!("question {} is answered twice", quoted(id)),
+            AnswerProblem::Missing(id) => format!(
+                "question {} has no answer (answer every question of the bundle, or reject it)",
+                quoted(id)
+            ),
+            AnswerProblem::TooLong(id) => format!(
+                "the answer to question {} is longer than {MAX_ANSWER_BYTES} bytes",
+                quoted(id)
+            ),
+        })
+    })
 }
 
 fn observe(snapshot: &SessionSnapshot, pending_id: &str) -> BundleObservation {
