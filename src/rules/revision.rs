@@ -123,17 +123,32 @@ pub fn merge_projection(
     merged
 }
 
+/// What [`merge_projection_into`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merged<'a> {
+    /// `held` changed.
+    pub changed: bool,
+    /// The incoming revision, when the rule kept the held projection instead of it (an input
+    /// that is not newer than what is held).
+    pub kept_held_over: Option<Cow<'a, Revision>>,
+}
+
 /// [`merge_projection`] in place. The incoming revision is borrowed or handed over (`Cow`): it
 /// is copied, or moved, only when it is taken and differs from the held one (a session list
-/// hands each row's over: 10⁶ rows, no copy). `true` when `held` changed.
-pub fn merge_projection_into(
+/// hands each row's over: 10⁶ rows, no copy); a revision the rule refuses is handed back.
+pub fn merge_projection_into<'a>(
     held: &mut PendingProjection,
     action: Option<Option<PendingAction>>,
-    revision: Option<Cow<'_, Revision>>,
-) -> bool {
+    revision: Option<Cow<'a, Revision>>,
+) -> Merged<'a> {
     let revision = match merge_decision(held.revision.as_ref(), revision.as_deref()) {
         MergeDecision::Advance => revision,
-        MergeDecision::KeepHeld => return false,
+        MergeDecision::KeepHeld => {
+            return Merged {
+                changed: false,
+                kept_held_over: revision,
+            }
+        }
         MergeDecision::Legacy => None,
     };
     let action = action.or(held.action);
@@ -143,7 +158,10 @@ pub fn merge_projection_into(
         held.revision = revision.map(Cow::into_owned);
         changed = true;
     }
-    changed
+    Merged {
+        changed,
+        kept_held_over: None,
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +211,25 @@ mod tests {
         let merged = merge_projection(&held, &incoming);
         assert_eq!(merged.action, Some(Some(PendingAction::Clarification)));
         assert_eq!(merged.revision, Some(r("7", 2)));
+    }
+
+    #[test]
+    fn a_refused_revision_is_handed_back() {
+        let mut held = PendingProjection {
+            action: Some(Some(PendingAction::Clarification)),
+            revision: Some(r("2", 5)),
+        };
+        let before = held.clone();
+        let older = merge_projection_into(&mut held, Some(None), Some(Cow::Owned(r("2", 4))));
+        assert_eq!(older.kept_held_over.as_deref(), Some(&r("2", 4)));
+        assert!(!older.changed);
+        assert_eq!(held, before);
+        let newer = merge_projection_into(&mut held, Some(None), Some(Cow::Owned(r("2", 6))));
+        assert_eq!((newer.changed, newer.kept_held_over), (true, None));
+        assert_eq!(held.revision, Some(r("2", 6)));
+        // No incoming revision while one is held: kept, nothing to hand back.
+        let none = merge_projection_into(&mut held, Some(None), None);
+        assert_eq!((none.changed, none.kept_held_over), (false, None));
     }
 }
 

@@ -19,7 +19,7 @@ use crate::rules::model::{Message, Session, SessionRecord, Turn};
 use crate::rules::order::{
     merge_distinct_session_list, merge_session_list, merge_turns, revives, upsert_turn, Revival,
 };
-use crate::rules::revision::{can_replace, merge_projection_into, PendingProjection};
+use crate::rules::revision::{merge_projection_into, PendingProjection};
 use crate::rules::turn::CurrentTurn;
 
 impl<P: Clone> ProjectionStore<P> {
@@ -111,21 +111,19 @@ impl<P: Clone> ProjectionStore<P> {
                     left.push(previous);
                 }
             }
-            // A row whose projection is older than the one held: logged (the rule decides).
-            if let (Some(held), Some(incoming)) = (
-                entry.projection.revision.as_ref(),
-                session.pending_action_revision.as_ref(),
-            ) {
-                if !can_replace(Some(held), Some(incoming)).0 {
-                    late.push((id.clone(), incoming.clone()));
-                }
-            }
-            // The row's revision is handed over, not copied.
-            changed |= merge_projection_into(
+            // The row's revision is handed over, not copied; one the rule refuses while a
+            // revision is held (an older row) is handed back, and logged.
+            let merged = merge_projection_into(
                 &mut entry.projection,
                 session.pending_action,
                 session.pending_action_revision.map(Cow::Owned),
             );
+            changed |= merged.changed;
+            if let (Some(older), true) =
+                (merged.kept_held_over, entry.projection.revision.is_some())
+            {
+                late.push((id.clone(), older.into_owned()));
+            }
             changed |= !entry.listed;
             entry.listed = true;
             let clock = session.updated_at.as_ref();

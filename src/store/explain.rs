@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use super::messages::RowView;
+use super::queries::Discovery;
 use super::session::{SessionEntry, SessionRef};
 use super::{MessageEventKind, ProjectionStore, Reason};
 use crate::rules::clarification::{request_standing, RequestStanding};
@@ -243,12 +244,12 @@ impl<P: Clone> ProjectionStore<P> {
         // The queries' answers, as the app sees them.
         let current_turn = self.current_turn_id(session_id);
         let pending_action = self.session_pending_action(session_id);
-        let (bundle, clarification_reason) = self.pending_clarification(session_id);
         let permission = self.has_pending_permission(session_id);
         let rejected = self
             .rejected
             .select(|r| r.session_id.as_deref() == Some(session_id));
         let Some((_, entry)) = entry else {
+            let (_, clarification_reason) = self.pending_clarification(session_id);
             return SessionExplanation {
                 session_id,
                 known: false,
@@ -266,6 +267,9 @@ impl<P: Clone> ProjectionStore<P> {
                 rejected,
             };
         };
+        // One discovery pass: the clarification answer and every request's standing.
+        let discovery = Self::discover(entry);
+        let pending_id = discovery.bundle().and_then(|b| b.pending_id);
         SessionExplanation {
             session_id: id,
             known: true,
@@ -277,8 +281,8 @@ impl<P: Clone> ProjectionStore<P> {
             turns: Self::turn_lines(entry),
             pending_action,
             projection: (entry.projection.action, entry.projection.revision.as_ref()),
-            clarification: (clarification_reason, bundle.and_then(|b| b.pending_id)),
-            requests: Self::request_lines(entry),
+            clarification: (discovery.reason, pending_id),
+            requests: Self::request_lines(entry, &discovery),
             permission,
             rejected,
         }
@@ -317,8 +321,10 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// The session's pending clarification requests, newest first, each with its standing.
-    fn request_lines(entry: &SessionEntry) -> Vec<RequestLine<'_>> {
-        let discovery = Self::discover(entry);
+    fn request_lines<'e>(
+        entry: &'e SessionEntry,
+        discovery: &Discovery<'e>,
+    ) -> Vec<RequestLine<'e>> {
         let chosen = discovery.request.and_then(|i| discovery.candidates.get(i));
         let in_bundle = |row: &RowView<'_>| {
             discovery

@@ -26,6 +26,22 @@ pub(super) struct Discovery<'a> {
     pub(super) reason: Reason,
 }
 
+impl<'a> Discovery<'a> {
+    /// The active bundle: the pending request's id and its members' ids, when the reason is
+    /// [`Reason::ActiveBundle`].
+    pub(super) fn bundle(&self) -> Option<Bundle<'a>> {
+        let request = self.request.and_then(|i| self.candidates.get(i))?;
+        (self.reason == Reason::ActiveBundle).then(|| Bundle {
+            pending_id: request.pending_id_str(),
+            message_ids: self
+                .members
+                .iter()
+                .filter_map(|&i| self.candidates.get(i).map(|v| v.id_str()))
+                .collect(),
+        })
+    }
+}
+
 impl<P: Clone> ProjectionStore<P> {
     pub(super) fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
         let (current, why) = entry.current.get().unwrap_or_else(|| {
@@ -121,19 +137,7 @@ impl<P: Clone> ProjectionStore<P> {
             return (None, Reason::SessionUnknown);
         };
         let discovery = Self::discover(entry);
-        let request = discovery.request.and_then(|i| discovery.candidates.get(i));
-        let (Some(request), Reason::ActiveBundle) = (request, discovery.reason) else {
-            return (None, discovery.reason);
-        };
-        let bundle = Bundle {
-            pending_id: request.pending_id_str(),
-            message_ids: discovery
-                .members
-                .iter()
-                .filter_map(|&i| discovery.candidates.get(i).map(|v| v.id_str()))
-                .collect(),
-        };
-        (Some(bundle), Reason::ActiveBundle)
+        (discovery.bundle(), discovery.reason)
     }
 
     /// The message ids an overlay renders, hidden from the transcript (SPEC §3).

@@ -9,7 +9,7 @@ import { paintSimulator, permissionButtons } from './scenarios';
 import { renderWhy } from './why';
 import type { Message } from './wire';
 import {
-  ACTION_LABEL, ACTION_TITLE, answersOf, messageText, permissionTag, questionTag, sessionLabel, stateWords, userText,
+  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, sessionLabel, stateWords, turnNumbers, userText,
 } from './words';
 
 function badge(action: PendingAction | null, testid: string): HTMLElement | null {
@@ -17,8 +17,6 @@ function badge(action: PendingAction | null, testid: string): HTMLElement | null
   return h('span', { class: `badge ${action}`, 'data-testid': testid, title: ACTION_TITLE[action] }, ACTION_LABEL[action]);
 }
 
-/** A detail (id, wire state, revision): rendered only with "Details" on. */
-const detail = (app: App, text: string) => (app.details ? h('span', { class: 'detail', 'data-testid': 'detail' }, text) : null);
 
 export function paint(app: App): void {
   const { store, route } = app;
@@ -195,8 +193,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
       : null,
   ]);
 
-  const turnNumbers = new Map<string, number>();
-  for (const m of messages) if (m.turn_id && !turnNumbers.has(m.turn_id)) turnNumbers.set(m.turn_id, turnNumbers.size + 1);
+  const turnNumber = turnNumbers(messages);
   const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status]), app.details, app.answers.size]);
   renderKeyed(byId('transcript'), transcriptKey, () => {
     if (!loaded && messages.length === 0) return [h('li', { class: 'muted' }, 'Loading transcript…')];
@@ -208,7 +205,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
       const turn = m.turn_id ?? null;
       if (turn !== lastTurn) {
         lastTurn = turn;
-        const label = turn ? `Turn ${turnNumbers.get(turn) ?? '?'}${turn === currentTurn ? ' · current' : ''}` : 'Outside any turn';
+        const label = turn ? `Turn ${turnNumber.get(turn) ?? '?'}${turn === currentTurn ? ' · current' : ''}` : 'Outside any turn';
         rows.push(h('li', { class: 'turn-sep', 'aria-hidden': 'true' }, label, turn ? detail(app, turn) : null));
       }
       rows.push(messageRow(app, m));

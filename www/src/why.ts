@@ -5,7 +5,7 @@
 import type { OwnerExplanation, Reason, RejectedInput, RequestStanding, SessionExplanation, TurnStanding } from 'task-projection';
 import type { App } from './app';
 import { h } from './dom';
-import { messageText, sessionLabel, shortId } from './words';
+import { detail, messageText, sessionLabel, shortId, turnNumbers } from './words';
 
 const TURN_WHY: Partial<Record<Reason, string>> = {
   open_turn_outranks_completed: 'an open turn comes before finished ones, however recent those are',
@@ -84,8 +84,7 @@ const revisionText = (r: RejectedInput['revision']) =>
 
 /** A turn's name as the transcript shows it ("Turn 2"), by the order its messages appear. */
 function turnNames(app: App, sessionId: string): (turnId: string) => string {
-  const numbers = new Map<string, number>();
-  for (const m of app.transcript(sessionId)) if (m.turn_id && !numbers.has(m.turn_id)) numbers.set(m.turn_id, numbers.size + 1);
+  const numbers = turnNumbers(app.transcript(sessionId));
   return (turnId) => {
     const n = numbers.get(turnId);
     return n === undefined ? 'A turn with no messages' : `Turn ${n}`;
@@ -94,7 +93,6 @@ function turnNames(app: App, sessionId: string): (turnId: string) => string {
 
 function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
   const turnName = turnNames(app, e.session_id);
-  const detail = (text: string) => (app.details ? h('span', { class: 'detail' }, ` ${text}`) : null);
   const current = e.current_turn.id ? turnName(e.current_turn.id) : 'No turn';
   const out: HTMLElement[] = [
     h('p', { 'data-testid': 'why-current-turn', 'data-reason': e.current_turn.reason },
@@ -102,7 +100,7 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
   ];
   if (e.turns.length > 1 || e.turns.some((t) => t.standing !== 'current' && t.standing !== 'outranked')) {
     out.push(h('ul', { class: 'why-list', 'data-testid': 'why-turns' }, e.turns.map((t) =>
-      h('li', { 'data-standing': t.standing, 'data-turn-id': t.id }, `${turnName(t.id)}: ${TURN_STANDING[t.standing]}`, detail(t.id)))));
+      h('li', { 'data-standing': t.standing, 'data-turn-id': t.id }, `${turnName(t.id)}: ${TURN_STANDING[t.standing]}`, detail(app, t.id)))));
   }
   out.push(h('p', { 'data-testid': 'why-question', 'data-reason': e.clarification.reason },
     h('strong', {}, 'Question: '), words(QUESTION_WHY, e.clarification.reason), '.'));
@@ -111,7 +109,7 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
       const text = messageText(app.messages.get(e.session_id)?.get(r.id)?.value) || 'A question';
       return h('li', { 'data-standing': r.standing, 'data-message-id': r.id },
         `“${text.length > 60 ? `${text.slice(0, 57)}…` : text}” (${r.turn_id ? turnName(r.turn_id) : 'no turn'}): ${REQUEST_STANDING[r.standing]}`,
-        detail(r.pending_id ?? ''));
+        detail(app, r.pending_id ?? ''));
     })));
   }
   if (app.details) {
@@ -124,7 +122,7 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
     out.push(h('ul', { class: 'why-list', 'data-testid': 'why-rejected-list' }, e.rejected.slice(0, 8).map((r) =>
       h('li', { 'data-reason': r.reason, 'data-input': r.input },
         `${INPUT_WORDS[r.input]} ${words(REJECTED_WHY, r.reason)}${r.detail ? ` (${DETAIL_WORDS[r.detail]})` : ''}.`,
-        detail(`${revisionText(r.revision)} < held ${revisionText(r.held)}`)))));
+        detail(app, `${revisionText(r.revision)} < held ${revisionText(r.held)}`)))));
   }
   return out;
 }
@@ -134,7 +132,7 @@ function ownerWhy(app: App, e: OwnerExplanation): HTMLElement {
   const target = owner ? sessionLabel(app.session(owner)) : 'the task itself';
   return h('p', { 'data-testid': 'why-owner', 'data-reason': e.owner.reason },
     h('strong', {}, 'Clicking the task opens '), target, ': ', words(OWNER_WHY, e.owner.reason), '.',
-    app.details && owner ? h('span', { class: 'detail' }, ` ${shortId(owner)}`) : null);
+    owner ? detail(app, shortId(owner)) : null);
 }
 
 /**

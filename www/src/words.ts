@@ -1,6 +1,8 @@
 // Plain words for what the page shows. Wire states, ids and revisions appear only with the
 // header's "Details" toggle on; these helpers turn display copies into the user's text.
 import type { PendingAction } from 'task-projection';
+import type { App } from './app';
+import { h } from './dom';
 import type { Message, Session } from './wire';
 import { isRecord } from './wire';
 
@@ -27,6 +29,16 @@ export function stateWords(state: unknown, action: PendingAction | null): string
   if (state === 'WAITING_FOR_INPUT' && action === 'permission') return 'Waiting for your permission';
   return STATE_WORDS[state] ?? 'Unknown state';
 }
+
+/** Turns numbered as the transcript shows them ("Turn 2"): by the order their first message appears. */
+export function turnNumbers(messages: readonly Message[]): Map<string, number> {
+  const numbers = new Map<string, number>();
+  for (const m of messages) if (m.turn_id && !numbers.has(m.turn_id)) numbers.set(m.turn_id, numbers.size + 1);
+  return numbers;
+}
+
+/** A detail (id, wire state, revision): rendered only with "Details" on. */
+export const detail = (app: App, text: string) => (app.details ? h('span', { class: 'detail', 'data-testid': 'detail' }, text) : null);
 
 export const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 12)}…` : id);
 

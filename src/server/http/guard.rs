@@ -85,7 +85,8 @@ impl Guard {
         if path.starts_with("/api/") || path == "/healthz" {
             return None;
         }
-        let decoded = percent_decoded(path);
+        // Decoded as ServeDir decodes it, so both see the same path.
+        let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
         let hidden = decoded
             .split(['/', '\\'])
             .any(|segment| segment.starts_with('.'));
@@ -151,27 +152,6 @@ impl Guard {
         }
         None
     }
-}
-
-/// `%XX` sequences decoded (bytes that are not UTF-8 become U+FFFD); anything else as is.
-fn percent_decoded(path: &str) -> String {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        let hex = |at: usize| bytes.get(at).and_then(|c| char::from(*c).to_digit(16));
-        match (b, hex(i.saturating_add(1)), hex(i.saturating_add(2))) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push(u8::try_from((hi << 4) | lo).unwrap_or(b'?'));
-                i = i.saturating_add(3);
-            }
-            _ => {
-                out.push(b);
-                i = i.saturating_add(1);
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn refused(status: StatusCode, code: &'static str, message: &str) -> ApiError {
