@@ -1315,6 +1315,71 @@ async fn lagging_socket_closed_1013() {
     srv.stop().await;
 }
 
+/// The total bound: with a large per-socket buffer, a socket that never reads holds frames until
+/// the hub's byte budget (lowered to 2 MiB through `Config::ws_buffer_bytes`) is reached; then it
+/// is dropped and what it held is released. The simulator's replay endpoint once let one paused
+/// socket hold 2.3 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buffered_frames_are_bounded_in_total() {
+    const BATCHES: usize = 80;
+    const PER_BATCH: usize = 4;
+    const BUDGET: usize = 2 << 20;
+    let db = server_support::fresh(Kind::Sqlite).await.unwrap();
+    let mut config = config();
+    config.ws_buffer = 8192;
+    config.ws_buffer_bytes = BUDGET;
+    let srv = Srv::with(db, config).await;
+    let mut paused = WsClient::connect(srv.running.addr).await.unwrap();
+    let hello = paused.next().await.unwrap().expect("hello");
+    assert_eq!(hello["type"], "server.hello");
+
+    let pad = "x".repeat(64 * 1024);
+    let frames: Vec<Value> = (0..PER_BATCH)
+        .map(|i| json!({ "type": "task.stalled", "payload": { "task_id": "lag", "i": i, "pad": pad } }))
+        .collect();
+    let body = json!({ "frames": frames });
+    let mut most = 0;
+    for _ in 0..BATCHES {
+        let sent = srv.post("/api/dev/sim/replay", body.clone()).await;
+        assert_eq!(sent["sent"], PER_BATCH);
+        most = most.max(srv.running.app.hub.buffered_bytes());
+    }
+    // ≈ 20 MB were published; the socket buffers hold ≈ 4 MB, the hub at most its budget plus
+    // what was published before the socket saw the signal.
+    assert!(most <= BUDGET + (1 << 20), "held {most} bytes");
+    // Stuck mid-write, it is dropped without a close frame (one cannot follow a partial frame).
+    match tokio::time::timeout(Duration::from_secs(10), paused.read_until_close())
+        .await
+        .expect("the paused socket is closed")
+    {
+        Ok((read, code)) => assert!(read < BATCHES * PER_BATCH, "read {read}, close {code:?}"),
+        Err(error) => assert!(error.0.contains("without closing handshake"), "{error}"),
+    }
+    let released = async {
+        while srv.running.app.hub.buffered_bytes() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), released)
+        .await
+        .expect("everything released once the socket is gone");
+
+    // A socket that reads keeps everything: the budget closes only the ones behind.
+    let mut reader = WsClient::connect(srv.running.addr).await.unwrap();
+    let _hello = reader.next().await.unwrap().expect("hello");
+    for _ in 0..8 {
+        srv.post("/api/dev/sim/replay", body.clone()).await;
+    }
+    let mut got = 0;
+    while got < 8 * PER_BATCH {
+        let frame = reader.next().await.unwrap().expect("still open");
+        assert_eq!(frame["type"], "task.stalled");
+        got += 1;
+    }
+    reader.close().await;
+    srv.stop().await;
+}
+
 // ---- static files -------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use server_support::Kind;
 use task_projection::server::http::client::HttpClient;
-use task_projection::server::http::{parse_args, serve_db, Args, Config, Running};
+use task_projection::server::http::{parse_args, serve_db, Args, Config, Running, StartError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -25,6 +25,12 @@ struct Srv {
 
 impl Srv {
     async fn start(allow: &[&str]) -> Srv {
+        let allow: Vec<String> = allow.iter().map(|o| (*o).to_owned()).collect();
+        Srv::start_with(move |config| config.allow_origins = allow).await
+    }
+
+    /// A server whose configuration `edit` adjusts.
+    async fn start_with(edit: impl FnOnce(&mut Config)) -> Srv {
         let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("security-{}", uuid::Uuid::new_v4().simple()));
         let (www, pkg, outside) = (root.join("www"), root.join("pkg"), root.join("outside"));
@@ -45,16 +51,16 @@ impl Srv {
             std::os::unix::fs::symlink(www.join("inside.txt"), www.join("alias.txt")).unwrap();
         }
         let db = server_support::fresh(Kind::Sqlite).await.unwrap();
-        let config = Config {
+        let mut config = Config {
             port: 0,
             simulator: true,
             seed_demo: true,
             stall_interval: Duration::ZERO,
             www,
             pkg,
-            allow_origins: allow.iter().map(|o| (*o).to_owned()).collect(),
             ..Config::default()
         };
+        edit(&mut config);
         let running = serve_db(db, config).await.expect("server starts");
         Srv { running, root }
     }
@@ -76,7 +82,9 @@ impl Srv {
         headers: &[(&str, &str)],
         body: &str,
     ) -> (u16, Vec<(String, String)>, String) {
-        let mut stream = TcpStream::connect(self.running.addr).await.unwrap();
+        // Bound to every address: reach it over loopback.
+        let port = self.port();
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let mut request = format!("{method} {path} HTTP/1.1\r\n");
         if !headers.iter().any(|(name, _)| *name == "connection") {
             request.push_str("connection: close\r\n");
@@ -500,5 +508,227 @@ async fn respond_takes_exactly_one_answer_per_question() {
     ] });
     let (status, text) = srv.post(&path, &[JSON], &both.to_string()).await;
     assert_eq!(status, 200, "{text}");
+    srv.stop().await;
+}
+
+const TOKEN: &str = "s3cret-token-0123456789abcdef";
+
+const UPGRADE: [(&str, &str); 4] = [
+    ("connection", "upgrade"),
+    ("upgrade", "websocket"),
+    ("sec-websocket-version", "13"),
+    ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn off_loopback_the_server_starts_only_with_an_access_token() {
+    for host in ["0.0.0.0", "::"] {
+        let db = server_support::fresh(Kind::Sqlite).await.unwrap();
+        let config = Config {
+            host: host.into(),
+            port: 0,
+            stall_interval: Duration::ZERO,
+            ..Config::default()
+        };
+        let error = serve_db(db, config).await.err().expect("refused");
+        assert!(
+            matches!(error, StartError::Insecure { .. }),
+            "{host}: {error}"
+        );
+        assert_eq!(error.exit_code(), 2);
+        assert!(error.to_string().contains("access token"), "{error}");
+    }
+    // A token too short to be one is refused too, on loopback as well.
+    let db = server_support::fresh(Kind::Sqlite).await.unwrap();
+    let config = Config {
+        port: 0,
+        stall_interval: Duration::ZERO,
+        access_token: Some("short".into()),
+        ..Config::default()
+    };
+    assert!(matches!(
+        serve_db(db, config).await.err(),
+        Some(StartError::Insecure { .. })
+    ));
+    let parse = |args: &[&str]| match parse_args(args.iter().map(|s| s.to_string())) {
+        Ok(Args::Run(config)) => Ok(config.access_token),
+        Ok(Args::Help) => Err("help".to_owned()),
+        Err(e) => Err(e),
+    };
+    assert_eq!(
+        parse(&["--access-token", TOKEN]),
+        Ok(Some(TOKEN.to_owned()))
+    );
+    assert!(parse(&["--access-token", "short"]).is_err());
+    assert!(parse(&["--access-token", "has;semicolon-and-more-chars"]).is_err());
+    assert!(parse(&["--access-token"]).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_and_socket_presents_the_access_token() {
+    let srv = Srv::start_with(|config| {
+        config.host = "0.0.0.0".into();
+        config.access_token = Some(TOKEN.into());
+    })
+    .await;
+    // A LAN name: off loopback any Host is served, the token is what keeps others out.
+    let lan = format!("lan.example:{}", srv.port());
+    let bearer = format!("Bearer {TOKEN}");
+    let cookie = format!("tp_access={TOKEN}");
+    let get = |path: &'static str, extra: Vec<(&'static str, String)>| {
+        let lan = lan.clone();
+        let srv = &srv;
+        async move {
+            let mut headers: Vec<(&str, &str)> = vec![("host", lan.as_str())];
+            headers.extend(extra.iter().map(|(k, v)| (*k, v.as_str())));
+            srv.raw("GET", path, &headers, "").await
+        }
+    };
+    // Nothing is served without it: the API, static files, the socket.
+    for path in [
+        "/api/v1/tasks",
+        "/",
+        "/index.html",
+        "/pkg/index.js",
+        "/healthz",
+    ] {
+        for extra in [
+            vec![],
+            vec![(
+                "authorization",
+                "Bearer wrong-token-0123456789abcdef".to_owned(),
+            )],
+            vec![("authorization", format!("Bearer {TOKEN}x"))],
+            vec![(
+                "cookie",
+                "tp_access=wrong-token-0123456789abcdef".to_owned(),
+            )],
+            vec![("authorization", TOKEN.to_owned())],
+        ] {
+            let (status, headers, body) = get(path, extra.clone()).await;
+            assert_eq!(
+                (status, code(&body).as_str()),
+                (401, "unauthorized"),
+                "{path} {extra:?}"
+            );
+            assert!(header(&headers, "www-authenticate").is_some_and(|v| v.starts_with("Bearer")));
+            assert!(!body.contains(TOKEN));
+        }
+    }
+    let mut upgrade: Vec<(&str, String)> =
+        UPGRADE.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
+    let (status, _, _) = get("/api/v1/ws", upgrade.clone()).await;
+    assert_eq!(status, 401, "a socket without the token");
+    // With it: the header, the cookie, or the query on an API call.
+    let (status, _, body) = get("/api/v1/tasks", vec![("authorization", bearer.clone())]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, _) = get(
+        "/api/v1/tasks",
+        vec![("cookie", format!("theme=dark; {cookie}"))],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, _) = get("/index.html", vec![("cookie", cookie.clone())]).await;
+    assert_eq!(status, 200);
+    let (status, _, _) = srv
+        .raw(
+            "GET",
+            &format!("/api/v1/tasks?access_token={TOKEN}"),
+            &[("host", lan.as_str())],
+            "",
+        )
+        .await;
+    assert_eq!(status, 200);
+    upgrade.push(("authorization", bearer.clone()));
+    let (status, _, _) = get("/api/v1/ws", upgrade.clone()).await;
+    assert_eq!(status, 101, "a socket with the token");
+    // A page opened with the token in its URL gets the cookie (never sent by another site's
+    // page) and the same URL without the token.
+    for (path, location) in [
+        (format!("/?access_token={TOKEN}"), "/"),
+        (
+            format!("/index.html?x=1&access_token={TOKEN}&y=2"),
+            "/index.html?x=1&y=2",
+        ),
+    ] {
+        let (status, headers, _) = srv.raw("GET", &path, &[("host", lan.as_str())], "").await;
+        assert_eq!(status, 303, "{path}");
+        assert_eq!(header(&headers, "location"), Some(location));
+        let set = header(&headers, "set-cookie").unwrap_or_default();
+        assert!(set.starts_with(&format!("{cookie};")), "{set}");
+        for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+            assert!(set.contains(attribute), "{set}");
+        }
+        assert_eq!(header(&headers, "cache-control"), Some("no-store"));
+    }
+    let (status, _, _) = srv
+        .raw(
+            "GET",
+            "/?access_token=wrong-token-0123456789abcdef",
+            &[("host", lan.as_str())],
+            "",
+        )
+        .await;
+    assert_eq!(status, 401);
+    // Writes: the page's own origin (the Host it was opened at) passes; another site's page is
+    // refused even when it somehow holds the token.
+    let before = get("/api/v1/tasks", vec![("authorization", bearer.clone())])
+        .await
+        .2;
+    let respond = "/api/v1/clarification/nope/respond";
+    let own = format!("http://{lan}");
+    for (origin, expected) in [(own.as_str(), 404), ("https://attacker.example", 403)] {
+        let headers = [
+            ("host", lan.as_str()),
+            JSON,
+            ("origin", origin),
+            ("authorization", bearer.as_str()),
+        ];
+        let (status, _, body) = srv
+            .raw("POST", respond, &headers, r#"{"reject": true}"#)
+            .await;
+        assert_eq!(status, expected, "{origin}: {body}");
+        let mut upgrade = upgrade.clone();
+        upgrade.push(("origin", origin.to_owned()));
+        let (status, _, _) = get("/api/v1/ws", upgrade).await;
+        assert_eq!(
+            status,
+            if expected == 404 { 101 } else { 403 },
+            "ws {origin}"
+        );
+    }
+    let (status, _, _) = srv
+        .raw(
+            "POST",
+            respond,
+            &[("host", lan.as_str()), JSON, ("origin", own.as_str())],
+            r#"{"reject": true}"#,
+        )
+        .await;
+    assert_eq!(status, 401, "a write without the token");
+    assert_eq!(
+        get("/api/v1/tasks", vec![("authorization", bearer.clone())])
+            .await
+            .2,
+        before,
+        "nothing written"
+    );
+    // The test client presents it the same way.
+    let port = srv.port();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let http = HttpClient::new(addr).with_token(Some(TOKEN));
+    assert!(http.get_ok("/api/v1/tasks").await.is_ok());
+    assert!(HttpClient::new(addr).get_ok("/api/v1/tasks").await.is_err());
+    let mut ws =
+        task_projection::server::http::client::WsClient::connect_with_token(addr, Some(TOKEN))
+            .await
+            .expect("socket with the token");
+    let hello = ws.next().await.unwrap().unwrap();
+    assert_eq!(hello["type"], "server.hello");
+    assert!(
+        task_projection::server::http::client::WsClient::connect(addr)
+            .await
+            .is_err()
+    );
     srv.stop().await;
 }

@@ -12,7 +12,14 @@ use task_projection::server::http::{self, Args, USAGE};
 
 fn main() -> ExitCode {
     let config = match http::parse_args(std::env::args().skip(1)) {
-        Ok(Args::Run(config)) => config,
+        Ok(Args::Run(mut config)) => {
+            if config.access_token.is_none() {
+                config.access_token = std::env::var(http::ACCESS_TOKEN_ENV)
+                    .ok()
+                    .filter(|token| !token.is_empty());
+            }
+            config
+        }
         Ok(Args::Help) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

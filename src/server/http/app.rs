@@ -122,6 +122,7 @@ impl App {
         let epoch = revision_clock.started_epoch().to_owned();
         let hub = Arc::new(Hub::new(
             config.ws_buffer,
+            config.ws_buffer_bytes,
             &epoch,
             &wire_time(config.clock.now()),
         ));

@@ -40,6 +40,7 @@ pub type ClientResult<T> = Result<T, ClientError>;
 /// An HTTP/1 client over one kept-alive loopback connection (reconnects when it drops).
 pub struct HttpClient {
     addr: SocketAddr,
+    token: Option<String>,
     conn: Mutex<Option<SendRequest<Full<Bytes>>>>,
 }
 
@@ -47,8 +48,15 @@ impl HttpClient {
     pub fn new(addr: SocketAddr) -> HttpClient {
         HttpClient {
             addr,
+            token: None,
             conn: Mutex::new(None),
         }
+    }
+
+    /// Presents `token` (`Authorization: Bearer`) with every request.
+    pub fn with_token(mut self, token: Option<&str>) -> HttpClient {
+        self.token = token.map(str::to_owned);
+        self
     }
 
     async fn connect(&self) -> ClientResult<SendRequest<Full<Bytes>>> {
@@ -85,6 +93,9 @@ impl HttpClient {
                 .method(method.clone())
                 .uri(path)
                 .header("host", self.addr.to_string());
+            if let Some(token) = &self.token {
+                builder = builder.header("authorization", format!("Bearer {token}"));
+            }
             // Writes are JSON (the server's guard refuses any other content type).
             if body.is_some() || method != Method::GET {
                 builder = builder.header("content-type", "application/json");
@@ -167,11 +178,29 @@ pub struct WsClient {
 
 impl WsClient {
     pub async fn connect(addr: SocketAddr) -> ClientResult<WsClient> {
+        WsClient::connect_with_token(addr, None).await
+    }
+
+    /// [`WsClient::connect`] presenting an access token (`Authorization: Bearer`).
+    pub async fn connect_with_token(
+        addr: SocketAddr,
+        token: Option<&str>,
+    ) -> ClientResult<WsClient> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let tcp = TcpStream::connect(addr)
             .await
             .map_err(|e| ClientError::of("ws connect", e))?;
         let _ = tcp.set_nodelay(true);
-        let (stream, _) = tokio_tungstenite::client_async(format!("ws://{addr}/api/v1/ws"), tcp)
+        let mut request = format!("ws://{addr}/api/v1/ws")
+            .into_client_request()
+            .map_err(|e| ClientError::of("ws request", e))?;
+        if let Some(token) = token {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|e| ClientError::of("ws token", e))?;
+            request.headers_mut().insert("authorization", value);
+        }
+        let (stream, _) = tokio_tungstenite::client_async(request, tcp)
             .await
             .map_err(|e| ClientError::of("ws handshake", e))?;
         Ok(WsClient { stream })

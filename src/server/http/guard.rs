@@ -13,6 +13,13 @@
 //! - **Content type.** A state-changing request must say `Content-Type: application/json` (415
 //!   `unsupported_media_type`): an HTML form can only send `text/plain`, form-urlencoded or
 //!   multipart, and a cross-site `fetch` with JSON needs a CORS preflight this server never grants.
+//! - **Access token.** Bound to a non-loopback address the server refuses to start without an
+//!   access token (`--access-token` or `TASK_PROJECTION_ACCESS_TOKEN`); with one, every request
+//!   and socket must present it (401 `unauthorized`): `Authorization: Bearer <token>`, the
+//!   `tp_access` cookie, or `?access_token=<token>`. A page navigation carrying it in the query is
+//!   answered with the cookie (`HttpOnly; SameSite=Strict`, so another site's page never sends it)
+//!   and a redirect to the same URL without it. Off loopback a page's own origin
+//!   (`http(s)://<Host>`) is accepted besides `--allow-origin`.
 //! - **Static files.** No path with a segment starting with `.` (dotfiles, `.env`, `.git`), and
 //!   no file reached through a link that leads out of its root (`--www`, `--pkg`): 404.
 //! - **Headers.** Every response carries a Content-Security-Policy (same-origin scripts, styles,
@@ -37,12 +44,33 @@ const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; sty
                    img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
                    form-action 'self'; frame-ancestors 'none'";
 
+/// The cookie that carries the access token for a page opened with it.
+pub const COOKIE: &str = "tp_access";
+
+/// Why a configured access token is unusable (`None`: fine). At least 16 characters of
+/// `A–Z a–z 0–9 - . _ ~ + /` (`=` at the end): it travels in a header, a cookie and a URL.
+pub fn token_problem(token: &str) -> Option<&'static str> {
+    let body = token.trim_end_matches('=');
+    if token.len() < 16 {
+        return Some("must be at least 16 characters");
+    }
+    if !body
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
+    {
+        return Some("may hold only A-Z a-z 0-9 - . _ ~ + / (and = at the end)");
+    }
+    None
+}
+
 /// Who may talk to the server (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Guard {
     /// The `Host` values accepted; `None`: any (bound to a non-loopback address).
     hosts: Option<Vec<String>>,
     origins: Vec<String>,
+    /// The access token every request must present, when configured.
+    token: Option<String>,
     /// The static roots: URL prefix and directory (canonical), the longest prefix first.
     roots: Vec<(String, PathBuf)>,
 }
@@ -65,8 +93,44 @@ impl Guard {
         Guard {
             hosts: addr.ip().is_loopback().then_some(hosts),
             origins,
+            token: None,
             roots: Vec::new(),
         }
+    }
+
+    /// Every request must present `token` (see the module docs).
+    pub fn access_token(mut self, token: Option<&str>) -> Guard {
+        self.token = token.map(str::to_owned);
+        self
+    }
+
+    /// Whether the request presents the access token (always, when none is configured), and
+    /// whether it did so in the query (a navigation to answer with the cookie).
+    fn authorized(&self, query: Option<&str>, headers: &HeaderMap) -> Authorization {
+        let Some(token) = &self.token else {
+            return Authorization::Open;
+        };
+        let matches = |candidate: &str| constant_time_eq(candidate.as_bytes(), token.as_bytes());
+        let bearer = headers
+            .get_all(header::AUTHORIZATION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .filter_map(|v| v.strip_prefix("Bearer "))
+            .any(|v| matches(v.trim()));
+        let cookie = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+            .any(matches);
+        if bearer || cookie {
+            return Authorization::Presented;
+        }
+        if token_in_query(query).is_some_and(|t| matches(&t)) {
+            return Authorization::InQuery;
+        }
+        Authorization::Missing
     }
 
     /// Static files under `prefix` (`"/pkg/"`, `"/"`) come from `dir`: a path that resolves out
@@ -108,23 +172,50 @@ impl Guard {
 
     /// Why the request is refused, if it is.
     pub fn check(&self, method: &Method, path: &str, headers: &HeaderMap) -> Option<ApiError> {
+        self.verdict(method, path, None, headers).err()
+    }
+
+    /// What to do with a request: serve it (and whether it brought the token in its query) or
+    /// refuse it.
+    fn verdict(
+        &self,
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<Authorization, ApiError> {
         let text = |name: header::HeaderName| headers.get(name).map(HeaderValue::to_str);
+        let host = text(header::HOST).and_then(Result::ok).unwrap_or_default();
         if let Some(hosts) = &self.hosts {
-            let host = text(header::HOST).and_then(Result::ok).unwrap_or_default();
             if !hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-                return Some(refused(
+                return Err(refused(
                     StatusCode::FORBIDDEN,
                     "host_not_allowed",
                     "this server answers to localhost only",
                 ));
             }
         }
+        let authorization = self.authorized(query, headers);
+        if authorization == Authorization::Missing {
+            return Err(refused(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "present the access token (Authorization: Bearer …)",
+            ));
+        }
         let changes_state = !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
         if changes_state || path == "/api/v1/ws" {
             if let Some(origin) = text(header::ORIGIN) {
                 let origin = origin.unwrap_or_default().to_ascii_lowercase();
-                if !self.origins.contains(&origin) {
-                    return Some(refused(
+                // Off loopback the page's own origin is the one its Host names (the token, not
+                // the Host, keeps rebound names out there).
+                let own = self.hosts.is_none()
+                    && !host.is_empty()
+                    && ["http://", "https://"].iter().any(|scheme| {
+                        origin.strip_prefix(scheme) == Some(host.to_ascii_lowercase().as_str())
+                    });
+                if !own && !self.origins.contains(&origin) {
+                    return Err(refused(
                         StatusCode::FORBIDDEN,
                         "origin_not_allowed",
                         "requests from this origin are not allowed (see --allow-origin)",
@@ -134,7 +225,7 @@ impl Guard {
         }
         if !changes_state {
             if let Some(refusal) = self.static_refusal(path) {
-                return Some(refusal);
+                return Err(refusal);
             }
         }
         if changes_state {
@@ -143,15 +234,53 @@ impl Guard {
                 .and_then(|t| t.split(';').next())
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
             if !json {
-                return Some(refused(
+                return Err(refused(
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
                     "unsupported_media_type",
                     "send the body as Content-Type: application/json",
                 ));
             }
         }
-        None
+        Ok(authorization)
     }
+}
+
+/// How a request stands with the access token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Authorization {
+    /// No token is configured.
+    Open,
+    /// In a header or the cookie.
+    Presented,
+    /// In the query (`access_token=`) only.
+    InQuery,
+    Missing,
+}
+
+/// The `access_token` query parameter, decoded.
+fn token_in_query(query: Option<&str>) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let value = pair.strip_prefix("access_token=")?;
+        Some(
+            percent_encoding::percent_decode_str(&value.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned(),
+        )
+    })
+}
+
+/// The query without its `access_token` parameter.
+fn query_without_token(query: &str) -> String {
+    query
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !pair.starts_with("access_token="))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Byte equality in time independent of where the first difference is.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn refused(status: StatusCode, code: &'static str, message: &str) -> ApiError {
@@ -161,17 +290,48 @@ fn refused(status: StatusCode, code: &'static str, message: &str) -> ApiError {
 /// The middleware: refuses what [`Guard::check`] refuses, and adds the security headers to every
 /// response (refusals included).
 pub async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let refusal = guard.check(request.method(), request.uri().path(), request.headers());
-    let mut response = match refusal {
-        Some(error) => {
-            tracing::debug!(
-                code = error.code,
-                path = request.uri().path(),
-                "request refused"
-            );
-            error.into_response()
+    let uri = request.uri().clone();
+    let verdict = guard.verdict(request.method(), uri.path(), uri.query(), request.headers());
+    let mut response = match verdict {
+        Err(error) => {
+            tracing::debug!(code = error.code, path = uri.path(), "request refused");
+            let unauthorized = error.status == StatusCode::UNAUTHORIZED;
+            let mut response = error.into_response();
+            if unauthorized {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"task-projection\""),
+                );
+            }
+            response
         }
-        None => next.run(request).await,
+        // A page opened with the token in its URL: the cookie, and the same URL without it (so
+        // it stays out of the history and of anything the page links to).
+        Ok(Authorization::InQuery)
+            if request.method() == Method::GET && !uri.path().starts_with("/api/") =>
+        {
+            let rest = query_without_token(uri.query().unwrap_or_default());
+            let location = if rest.is_empty() {
+                uri.path().to_owned()
+            } else {
+                format!("{}?{rest}", uri.path())
+            };
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            let token = guard.token.as_deref().unwrap_or_default();
+            let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+            if let (Ok(location), Ok(cookie)) = (
+                HeaderValue::from_str(&location),
+                HeaderValue::from_str(&cookie),
+            ) {
+                response.headers_mut().insert(header::LOCATION, location);
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+                response
+                    .headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            }
+            response
+        }
+        Ok(_) => next.run(request).await,
     };
     let headers = response.headers_mut();
     headers.insert(

@@ -3,8 +3,16 @@
 //! receives `server.hello` first, then every frame published after it connected, in publication
 //! order. A socket that falls more than the buffer behind is closed (code 1013): its client
 //! reconnects and refetches, it never silently misses an event.
+//!
+//! Memory is bounded per socket and in total. The buffer is one ring shared by every socket, so
+//! no socket holds more than `ws_buffer` frames; a frame stays counted against the hub's byte
+//! budget (`ws_buffer_bytes`) until every socket has written it. When a publication takes the
+//! total over the budget, every socket that still has frames to write is closed (a socket stuck
+//! writing to a client that stopped reading is dropped without a close frame), which releases
+//! what it held.
 
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
@@ -24,9 +32,40 @@ pub fn frame_text(name: &str, payload: &Value) -> String {
     json!({ "type": name, "payload": payload }).to_string()
 }
 
+/// The bytes of the frames some socket has not written yet, and their bound.
+#[derive(Debug)]
+struct Budget {
+    bytes: AtomicUsize,
+    limit: usize,
+    /// Bumped when a publication takes `bytes` over `limit`.
+    shed: watch::Sender<u64>,
+}
+
+/// A frame in the ring, counted against the budget until its last holder drops it.
+#[derive(Debug)]
+pub struct Buffered {
+    text: Frame,
+    budget: Arc<Budget>,
+}
+
+impl Buffered {
+    pub fn text(&self) -> Frame {
+        self.text.clone()
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.budget
+            .bytes
+            .fetch_sub(self.text.len(), Ordering::Relaxed);
+    }
+}
+
 /// The hub. See the module docs.
 pub struct Hub {
-    sender: broadcast::Sender<Frame>,
+    sender: broadcast::Sender<Arc<Buffered>>,
+    budget: Arc<Budget>,
     hello: RwLock<(String, String)>,
     closing: watch::Sender<bool>,
     /// Publication instants of every broadcast frame, when recording (the load benchmark).
@@ -34,11 +73,19 @@ pub struct Hub {
 }
 
 impl Hub {
-    pub fn new(buffer: usize, epoch: &str, started_at: &str) -> Hub {
+    /// A hub whose sockets may fall `buffer` frames behind, holding at most about `bytes` of
+    /// frames not yet written to every socket.
+    pub fn new(buffer: usize, bytes: usize, epoch: &str, started_at: &str) -> Hub {
         let (sender, _) = broadcast::channel(buffer.max(16));
         let (closing, _) = watch::channel(false);
+        let (shed, _) = watch::channel(0);
         Hub {
             sender,
+            budget: Arc::new(Budget {
+                bytes: AtomicUsize::new(0),
+                limit: bytes,
+                shed,
+            }),
             hello: RwLock::new((epoch.to_owned(), started_at.to_owned())),
             closing,
             log: Mutex::new(None),
@@ -76,12 +123,35 @@ impl Hub {
         if let Some(log) = log.as_mut() {
             log.push(Instant::now());
         }
-        // No subscriber is not a failure: nobody is listening.
-        let _ = self.sender.send(frame);
+        let len = frame.len();
+        let total = self
+            .budget
+            .bytes
+            .fetch_add(len, Ordering::Relaxed)
+            .saturating_add(len);
+        let buffered = Arc::new(Buffered {
+            text: frame,
+            budget: self.budget.clone(),
+        });
+        // No subscriber is not a failure: nobody is listening (the frame is dropped at once).
+        let _ = self.sender.send(buffered);
+        if total > self.budget.limit {
+            tracing::warn!(
+                bytes = total,
+                limit = self.budget.limit,
+                "WebSocket buffers over budget; closing the sockets that are behind"
+            );
+            self.budget.shed.send_modify(|n| *n = n.wrapping_add(1));
+        }
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Frame> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Buffered>> {
         self.sender.subscribe()
+    }
+
+    /// The bytes of the frames some socket has not written yet.
+    pub fn buffered_bytes(&self) -> usize {
+        self.budget.bytes.load(Ordering::Relaxed)
     }
 
     /// Starts recording publication instants (the load benchmark).
@@ -116,6 +186,7 @@ impl Hub {
     pub async fn serve_socket(&self, mut socket: WebSocket) {
         let mut frames = self.subscribe();
         let mut closing = self.closing.subscribe();
+        let mut shed = self.budget.shed.subscribe();
         if *closing.borrow_and_update() {
             return;
         }
@@ -130,8 +201,29 @@ impl Hub {
             tokio::select! {
                 frame = frames.recv() => match frame {
                     Ok(frame) => {
-                        if socket.send(Message::Text(frame)).await.is_err() {
-                            break;
+                        let text = frame.text();
+                        drop(frame);
+                        let send = socket.send(Message::Text(text));
+                        tokio::pin!(send);
+                        let sent = loop {
+                            tokio::select! {
+                                sent = &mut send => break Some(sent.is_ok()),
+                                Ok(()) = shed.changed() => {
+                                    if !frames.is_empty() {
+                                        break None;
+                                    }
+                                }
+                            }
+                        };
+                        match sent {
+                            Some(true) => {}
+                            Some(false) => break,
+                            None => {
+                                // Stuck mid-write behind a client that stopped reading: drop
+                                // the connection (a close frame cannot follow a partial one).
+                                tracing::warn!(behind = frames.len(), "WebSocket client stuck while over budget; dropping it");
+                                return;
+                            }
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
@@ -149,6 +241,13 @@ impl Hub {
                 _ = closing.changed() => {
                     close(&mut socket, 1001, "server shutting down").await;
                     break;
+                }
+                Ok(()) = shed.changed() => {
+                    if !frames.is_empty() {
+                        tracing::warn!(behind = frames.len(), "WebSocket client behind while over budget; closing it");
+                        close(&mut socket, 1013, "lagged: reconnect and refetch").await;
+                        break;
+                    }
                 }
             }
         }

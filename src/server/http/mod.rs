@@ -48,19 +48,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// The usage text of the binary.
 pub const USAGE: &str = "\
 usage: task-projection-server [--database URL] [--port N] [--host ADDR] [--seed-demo] [--simulator]
-                              [--www DIR] [--pkg DIR] [--allow-origin URL]... [--stall-interval SECS]
-                              [--stall-threshold SECS]
+                              [--www DIR] [--pkg DIR] [--allow-origin URL]... [--access-token TOKEN]
+                              [--stall-interval SECS] [--stall-threshold SECS]
 
   --database URL          sqlite:<path> (default sqlite:task-projection.db, created when missing)
                           or postgres://user@host:port/db
   --port N                TCP port (default 8080; 0 picks a free port)
-  --host ADDR             address to bind (default 127.0.0.1)
+  --host ADDR             address to bind (default 127.0.0.1; any other than loopback needs an
+                          access token)
   --seed-demo             create the demo tasks when the database has no tasks
   --simulator             mount the simulator endpoints under /api/dev/sim/
   --www DIR               static files served at / (default www/dist)
   --pkg DIR               static files served at /pkg/ (default pkg)
   --allow-origin URL      also accept the WebSocket and writes from this page origin
                           (repeatable; the server's own origin is always accepted)
+  --access-token TOKEN    every request and socket must present it (Authorization: Bearer, or
+                          open the page once with ?access_token=TOKEN); required off loopback.
+                          Prefer the environment: TASK_PROJECTION_ACCESS_TOKEN
   --stall-interval SECS   seconds between stall sweeps (default 60; 0 disables the timer)
   --stall-threshold SECS  stall threshold in seconds (default 7200)
   -h, --help              this text";
@@ -84,10 +88,19 @@ pub struct Config {
     /// Frames a WebSocket may fall behind before it is closed (code 1013; the client
     /// reconnects and refetches).
     pub ws_buffer: usize,
+    /// Bytes of frames not yet written to every socket the hub holds before it closes the
+    /// sockets that are behind (the total bound; `ws_buffer` is the per-socket one).
+    pub ws_buffer_bytes: usize,
     /// Origins allowed besides the server's own (`--allow-origin`, repeatable): the WebSocket
     /// and state-changing requests from any other page are refused ([`guard`]).
     pub allow_origins: Vec<String>,
+    /// The access token every request must present (`--access-token`,
+    /// `TASK_PROJECTION_ACCESS_TOKEN`); required to bind a non-loopback address ([`guard`]).
+    pub access_token: Option<String>,
 }
+
+/// The environment variable the binary reads the access token from (a flag shows in `ps`).
+pub const ACCESS_TOKEN_ENV: &str = "TASK_PROJECTION_ACCESS_TOKEN";
 
 impl Default for Config {
     fn default() -> Self {
@@ -103,7 +116,9 @@ impl Default for Config {
             stall_threshold: crate::rules::stall::DEFAULT_STALL_THRESHOLD,
             clock: Arc::new(SystemClock),
             ws_buffer: 8192,
+            ws_buffer_bytes: 64 << 20,
             allow_origins: Vec::new(),
+            access_token: None,
         }
     }
 }
@@ -120,6 +135,8 @@ impl std::fmt::Debug for Config {
             .field("pkg", &self.pkg)
             .field("stall_interval", &self.stall_interval)
             .field("stall_threshold", &self.stall_threshold)
+            .field("allow_origins", &self.allow_origins)
+            .field("access_token", &self.access_token.as_ref().map(|_| "…"))
             .finish_non_exhaustive()
     }
 }
@@ -205,6 +222,13 @@ where
                 config.allow_origins.push(origin);
             }
             "--pkg" => config.pkg = PathBuf::from(value("--pkg")?),
+            "--access-token" => {
+                let token = value("--access-token")?;
+                if let Some(problem) = guard::token_problem(&token) {
+                    return Err(format!("--access-token {problem}"));
+                }
+                config.access_token = Some(token);
+            }
             "--stall-interval" => {
                 config.stall_interval = seconds("--stall-interval", &value("--stall-interval")?)?;
             }
@@ -235,6 +259,9 @@ pub enum StartError {
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {detail}")]
     Bind { addr: String, detail: String },
+    /// A non-loopback address without an access token, or an unusable token (exit code 2).
+    #[error("refusing to listen on {addr}: {reason}")]
+    Insecure { addr: String, reason: String },
     /// Epoch allocation, startup reconciliation or seeding failed.
     #[error("startup failed: {0}")]
     Startup(#[from] super::ServerError),
@@ -244,7 +271,7 @@ impl StartError {
     /// The process exit code for this failure.
     pub fn exit_code(&self) -> i32 {
         match self {
-            StartError::Database { .. } => 2,
+            StartError::Database { .. } | StartError::Insecure { .. } => 2,
             StartError::Bind { .. } | StartError::Startup(_) => 1,
         }
     }
@@ -380,15 +407,35 @@ pub async fn serve_db(db: Db, config: Config) -> Result<Running, StartError> {
             detail: e.to_string(),
         })?;
     let addr = listener.local_addr().map_err(|e| StartError::Bind {
-        addr: bind,
+        addr: bind.clone(),
         detail: e.to_string(),
     })?;
+    if let Some(problem) = config
+        .access_token
+        .as_deref()
+        .and_then(guard::token_problem)
+    {
+        return Err(StartError::Insecure {
+            addr: bind,
+            reason: format!("the access token {problem}"),
+        });
+    }
+    if !addr.ip().is_loopback() && config.access_token.is_none() {
+        // Anyone on the network could read every event and answer every question.
+        return Err(StartError::Insecure {
+            addr: bind,
+            reason: format!(
+                "a non-loopback address needs an access token (--access-token or {ACCESS_TOKEN_ENV})"
+            ),
+        });
+    }
     // No Nagle delay: WebSocket frames are small and latency is what clients see.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
         let _ = tcp.set_nodelay(true);
     });
     let guard = Arc::new(
         guard::Guard::new(addr, &config.allow_origins)
+            .access_token(config.access_token.as_deref())
             .static_root("/pkg/", &config.pkg)
             .static_root("/", &config.www),
     );
