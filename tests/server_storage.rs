@@ -313,6 +313,126 @@ async fn two_instances_totally_ordered_postgres() {
     two_instances_totally_ordered(Kind::Postgres).await;
 }
 
+/// Real-time order under contention: two instances reserve from four tasks while one of them
+/// restarts five times. For every two reservations where one returned before the other was
+/// asked for, the later one is newer (SPEC §5: reserved before the read; a restart raises the
+/// epoch) — whichever instance made them, whatever the epochs in between.
+async fn reservations_follow_real_time(kind: Kind) {
+    use std::time::Instant;
+    let Some(url) = fresh_url(kind).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db_a = Db::connect(&url).await.unwrap();
+    let db_b = Db::connect(&url).await.unwrap();
+    let a = RevisionClock::start(db_a.clone()).await.unwrap();
+    let b = RevisionClock::start(db_b.clone()).await.unwrap();
+    // Each worker reserves at least 150 times and until the restarts are over.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut handles = Vec::new();
+    for worker in 0..4 {
+        let clock = if worker % 2 == 0 {
+            a.clone()
+        } else {
+            b.clone()
+        };
+        let done = done.clone();
+        handles.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while seen.len() < 150 || !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let asked = Instant::now();
+                let revision = clock.reserve().await.unwrap();
+                seen.push((asked, Instant::now(), revision));
+            }
+            seen
+        }));
+    }
+    let restarts = {
+        let db_b = db_b.clone();
+        let done = done.clone();
+        tokio::spawn(async move {
+            for _ in 0..5 {
+                tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+                RevisionClock::start(db_b.clone()).await.unwrap();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(15)).await;
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    let mut all = Vec::new();
+    for handle in handles {
+        all.extend(handle.await.unwrap());
+    }
+    restarts.await.unwrap();
+    let epochs: std::collections::BTreeSet<&str> =
+        all.iter().map(|(_, _, r)| r.epoch.as_str()).collect();
+    assert!(
+        epochs.len() > 1,
+        "the restarts landed among the reservations: {epochs:?}"
+    );
+    let mut ordered_pairs = 0u64;
+    for (_, returned, first) in &all {
+        for (asked, _, second) in &all {
+            if returned < asked {
+                ordered_pairs += 1;
+                assert!(
+                    newer(second, first),
+                    "{second:?} asked after {first:?} returned"
+                );
+            }
+        }
+    }
+    assert!(ordered_pairs > 100_000, "{ordered_pairs} ordered pairs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reservations_follow_real_time_sqlite_file() {
+    reservations_follow_real_time(Kind::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reservations_follow_real_time_postgres() {
+    reservations_follow_real_time(Kind::Postgres).await;
+}
+
+/// PostgreSQL: a database restart may hand out a sequence value again, so a reservation made
+/// under a server start the epoch does not know advances the epoch first (once, whichever
+/// instance notices), and everything after is newer than everything before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_restart_advances_the_epoch_postgres() {
+    let Some(url) = fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = Db::connect(&url).await.unwrap();
+    let a = RevisionClock::start(db.clone()).await.unwrap();
+    let b = RevisionClock::start(db.clone()).await.unwrap();
+    let before = a.reserve().await.unwrap();
+    assert_eq!(before.epoch, "2");
+    // What the epoch records no longer matches the running server: a restart, as seen from here.
+    sqlx::query("UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'")
+        .execute(db.pool())
+        .await
+        .unwrap();
+    // Even with the sequence set back, as a lost WAL record would leave it.
+    sqlx::query("SELECT setval('projection_sequence', 1)")
+        .execute(db.pool())
+        .await
+        .unwrap();
+    let (x, y) = tokio::join!(a.reserve(), b.reserve());
+    let (x, y) = (x.unwrap(), y.unwrap());
+    assert_eq!(
+        (x.epoch.as_str(), y.epoch.as_str()),
+        ("3", "3"),
+        "advanced once"
+    );
+    assert!(newer(&x, &before) && newer(&y, &before));
+    let after = b.reserve().await.unwrap();
+    assert_eq!(after.epoch, "3");
+    assert!(newer(&after, &x) && newer(&after, &y));
+    assert_eq!(stored_epoch(&db).await.unwrap().as_deref(), Some("3"));
+}
+
 // ---- authoritative projection (SPEC §2, §4) ----------------------------------------------------
 
 async fn projection_current_turn_rules(db: Db, _: Kind) {

@@ -2,8 +2,13 @@
 //!
 //! ```text
 //! cargo run --profile server --features server --bin task-projection-load -- \
-//!     --clients 20 --events 2000 [--drivers 4] [--database URL]
+//!     --clients 20 --events 2000 [--drivers 4] [--database URL] [--instances N]
 //! ```
+//!
+//! `--instances N` (PostgreSQL only) starts N server instances on the database, in process, each
+//! with its own pool and outbox follower: clients and drivers are spread over them round-robin,
+//! so every client sees events written through the other instances (docs/server-api.md,
+//! "Several instances").
 //!
 //! Starts the server in process on loopback (SQLite in a temporary file unless `--database` says
 //! otherwise), connects `--clients` WebSocket clients, each feeding a native `ProjectionStore`
@@ -30,10 +35,11 @@ struct Options {
     events: usize,
     drivers: usize,
     database: Option<String>,
+    instances: usize,
 }
 
-const USAGE: &str =
-    "usage: task-projection-load [--clients N] [--events M] [--drivers D] [--database URL]";
+const USAGE: &str = "usage: task-projection-load [--clients N] [--events M] [--drivers D] \
+                     [--database URL] [--instances N]";
 
 fn parse() -> Result<Options, String> {
     let mut options = Options {
@@ -41,6 +47,7 @@ fn parse() -> Result<Options, String> {
         events: 2000,
         drivers: 4,
         database: None,
+        instances: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -56,9 +63,19 @@ fn parse() -> Result<Options, String> {
             "--events" => options.events = number(value()?)?,
             "--drivers" => options.drivers = number(value()?)?,
             "--database" => options.database = Some(http::database_url(&value()?)?),
+            "--instances" => options.instances = number(value()?)?,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
+    }
+    let postgres = options
+        .database
+        .as_deref()
+        .is_some_and(|url| url.starts_with("postgres"));
+    if options.instances > 1 && !postgres {
+        return Err(
+            "--instances above 1 needs --database postgres://… (SQLite is one instance)".into(),
+        );
     }
     Ok(options)
 }
@@ -281,58 +298,92 @@ async fn run(options: Options) -> Result<bool, AnyError> {
         ws_buffer: options.events.saturating_mul(2).max(8192),
         ..Config::default()
     };
-    let running = http::serve(config).await?;
-    let addr = running.addr;
-    let app = running.app.clone();
+    let mut instances = Vec::with_capacity(options.instances);
+    for _ in 0..options.instances {
+        instances.push(http::serve(config.clone()).await?);
+    }
+    let addrs: Vec<SocketAddr> = instances.iter().map(|r| r.addr).collect();
+    let apps: Vec<Arc<http::app::App>> = instances.iter().map(|r| r.app.clone()).collect();
+    let app = apps[0].clone();
     println!(
-        "server on {} ({}), {} clients, {} drivers, target {} events",
-        running.url(),
+        "server on {} ({}{}), {} clients, {} drivers, target {} events",
+        instances[0].url(),
         if database.starts_with("sqlite") {
             "SQLite"
         } else {
             "PostgreSQL"
+        },
+        if options.instances > 1 {
+            format!(", {} instances", options.instances)
+        } else {
+            String::new()
         },
         options.clients,
         options.drivers,
         options.events
     );
 
-    // Clients: WebSocket first, then the REST boot.
-    let boot_http = HttpClient::new(addr);
+    // Clients: WebSocket first, then the REST boot; client c on instance c mod N.
     let (target_tx, target_rx) = watch::channel(None);
     let mut readers = Vec::with_capacity(options.clients);
-    for _ in 0..options.clients {
-        let mut ws = WsClient::connect(addr).await?;
+    for c in 0..options.clients {
+        let on = c % addrs.len();
+        let boot_http = HttpClient::new(addrs[on]);
+        let mut ws = WsClient::connect(addrs[on]).await?;
         let hello = ws.next().await?.ok_or("no hello")?;
         let mut mirror = Mirror::new();
         mirror.apply(&hello)?;
         mirror.boot(&boot_http).await?;
-        readers.push((ws, mirror));
+        readers.push((on, ws, mirror));
     }
-    app.hub.record();
+    for app in &apps {
+        app.settle().await;
+        app.hub.record();
+        if let Some(writer) = app.outbox_writer() {
+            writer.record();
+        }
+    }
     let readers: Vec<_> = readers
         .into_iter()
-        .map(|(ws, mirror)| tokio::spawn(read_client(ws, mirror, target_rx.clone())))
+        .map(|(on, ws, mirror)| (on, tokio::spawn(read_client(ws, mirror, target_rx.clone()))))
         .collect();
 
     // Drivers.
     let started = Instant::now();
     let drivers: Vec<_> = (0..options.drivers)
-        .map(|i| tokio::spawn(drive(addr, app.clone(), i, options.events)))
+        .map(|i| {
+            tokio::spawn(drive(
+                addrs[i % addrs.len()],
+                app.clone(),
+                i,
+                options.events,
+            ))
+        })
         .collect();
     let mut calls = 0usize;
     for driver in drivers {
         calls += driver.await??;
     }
     let driven = started.elapsed();
-    let published = app.hub.recorded();
-    let total = published.len();
+    // Every instance delivers every event (PostgreSQL: once the outbox caught up).
+    for app in &apps {
+        app.settle().await;
+    }
+    let published: Vec<Vec<Instant>> = apps.iter().map(|app| app.hub.recorded()).collect();
+    let total = published[0].len();
+    if let Some(other) = published.iter().find(|p| p.len() != total) {
+        return Err(format!(
+            "instances delivered different numbers of events: {total} and {}",
+            other.len()
+        )
+        .into());
+    }
     target_tx.send_replace(Some(total));
 
     let mut runs = Vec::with_capacity(readers.len());
-    for reader in readers {
+    for (on, reader) in readers {
         match tokio::time::timeout(Duration::from_secs(120), reader).await {
-            Ok(Ok(Ok(run))) => runs.push(run),
+            Ok(Ok(Ok(run))) => runs.push((on, run)),
             Ok(Ok(Err(error))) => return Err(format!("client failed: {error}").into()),
             Ok(Err(error)) => return Err(error.into()),
             Err(_) => return Err("a client did not receive every frame within 120 s".into()),
@@ -342,15 +393,29 @@ async fn run(options: Options) -> Result<bool, AnyError> {
 
     let mut latencies = Vec::with_capacity(total.saturating_mul(runs.len()));
     let mut apply_time = Duration::ZERO;
-    for run in &runs {
+    for (on, run) in &runs {
         for (k, at) in run.received.iter().enumerate() {
-            latencies.push(at.saturating_duration_since(published[k]));
+            latencies.push(at.saturating_duration_since(published[*on][k]));
         }
         apply_time += run.apply_time;
     }
     latencies.sort();
-    let first = published.first().copied().unwrap_or(started);
-    let last = published.last().copied().unwrap_or(started);
+    // One instance on PostgreSQL: its events reach the outbox in publication order and come back
+    // in that order, so the k-th frame is the k-th publication: the whole trip, outbox included.
+    let mut trips = Vec::new();
+    if let (1, Some(writer)) = (apps.len(), app.outbox_writer()) {
+        let handed = writer.recorded();
+        for (_, run) in &runs {
+            for (k, at) in run.received.iter().enumerate() {
+                if let Some(handed) = handed.get(k) {
+                    trips.push(at.saturating_duration_since(*handed));
+                }
+            }
+        }
+        trips.sort();
+    }
+    let first = published[0].first().copied().unwrap_or(started);
+    let last = published[0].last().copied().unwrap_or(started);
     let span = last
         .saturating_duration_since(first)
         .as_secs_f64()
@@ -362,23 +427,35 @@ async fn run(options: Options) -> Result<bool, AnyError> {
         (total * runs.len()) as f64 / delivered_all.as_secs_f64().max(1e-9),
     );
     println!(
-        "delivery latency (publication -> client read) over {} deliveries: p50 {}, p99 {}, max {}",
+        "delivery latency (the client's instance sends -> client read) over {} deliveries: p50 {}, p99 {}, max {}",
         latencies.len(),
         ms(percentile(&latencies, 0.50)),
         ms(percentile(&latencies, 0.99)),
         ms(latencies.last().copied().unwrap_or_default()),
     );
+    if !trips.is_empty() {
+        println!(
+            "delivery latency (publication -> outbox -> client read) over {} deliveries: p50 {}, p99 {}, max {}",
+            trips.len(),
+            ms(percentile(&trips, 0.50)),
+            ms(percentile(&trips, 0.99)),
+            ms(trips.last().copied().unwrap_or_default()),
+        );
+    }
     println!(
         "native store: {:.2} us per frame (apply, mean over all clients)",
         apply_time.as_secs_f64() * 1e6 / (latencies.len().max(1)) as f64
     );
 
-    let check = HttpClient::new(addr);
     let mut failures = 0usize;
-    for (i, run) in runs.iter().enumerate() {
-        if let Err(error) = check_converged(&run.mirror, &check).await {
-            failures += 1;
-            eprintln!("client {i}: {error}");
+    for (i, (on, run)) in runs.iter().enumerate() {
+        // Equal to the REST answers of its own instance and of the first.
+        for at in [*on, 0] {
+            if let Err(error) = check_converged(&run.mirror, &HttpClient::new(addrs[at])).await {
+                failures += 1;
+                eprintln!("client {i} (instance {on}) against instance {at}: {error}");
+                break;
+            }
         }
     }
     println!(
@@ -386,7 +463,9 @@ async fn run(options: Options) -> Result<bool, AnyError> {
         runs.len() - failures,
         runs.len()
     );
-    running.shutdown().await;
+    for running in instances {
+        running.shutdown().await;
+    }
     if options.database.is_none() {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", temp.display()));

@@ -20,24 +20,35 @@ pub enum Backend {
     Postgres,
 }
 
-/// The versioned migrations, in order. Each file runs once per database (sqlx's
-/// `_sqlx_migrations` table records it); a released file is never edited, a change is a new file.
-const MIGRATIONS: &[(i64, &str, &str)] = &[
+/// The versioned migrations, in order: version, description, and the SQL for SQLite and for
+/// PostgreSQL (the same text unless a backend needs its own). Each runs once per database
+/// (sqlx's `_sqlx_migrations` table records it); a released file is never edited, a change is a
+/// new file.
+const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
+    (1, "schema", SCHEMA, SCHEMA),
+    (2, "task title", TASK_TITLE, TASK_TITLE),
     (
-        1,
-        "schema",
-        include_str!("../../migrations/0001_schema.sql"),
+        3,
+        "revision sequence",
+        include_str!("../../migrations/0003_revision_sequence.sqlite.sql"),
+        include_str!("../../migrations/0003_revision_sequence.postgres.sql"),
     ),
+    (4, "messages by turn", MESSAGES_BY_TURN, MESSAGES_BY_TURN),
     (
-        2,
-        "task title",
-        include_str!("../../migrations/0002_task_title.sql"),
+        5,
+        "event outbox",
+        include_str!("../../migrations/0005_event_outbox.sqlite.sql"),
+        include_str!("../../migrations/0005_event_outbox.postgres.sql"),
     ),
 ];
 
-/// The embedded migrations as an sqlx migration source.
+const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");
+const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
+const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
+
+/// The embedded migrations of one backend as an sqlx migration source.
 #[derive(Debug)]
-struct Embedded;
+struct Embedded(Backend);
 
 type BoxDynError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -49,7 +60,11 @@ impl<'s> MigrationSource<'s> for Embedded {
         Box::pin(async move {
             Ok(MIGRATIONS
                 .iter()
-                .map(|&(version, description, sql)| {
+                .map(|&(version, description, sqlite, postgres)| {
+                    let sql = match self.0 {
+                        Backend::Sqlite => sqlite,
+                        Backend::Postgres => postgres,
+                    };
                     Migration::new(
                         version,
                         Cow::Borrowed(description),
@@ -68,6 +83,8 @@ impl<'s> MigrationSource<'s> for Embedded {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    /// The URL it was opened with (PostgreSQL's `LISTEN` connection opens its own).
+    url: std::sync::Arc<str>,
 }
 
 impl fmt::Debug for Db {
@@ -102,8 +119,28 @@ impl Db {
                 .max_connections(8)
                 .acquire_timeout(Duration::from_secs(30))
         };
+        let options = if backend == Backend::Sqlite && !memory {
+            // With WAL (switched on by the server at startup): a commit is a WAL append, synced
+            // at checkpoints, not per commit. Durable when the process dies; a power loss may
+            // drop the last commits (never corrupts). The epoch change syncs itself
+            // (src/server/revision.rs), so revisions stay ordered across such a loss.
+            options.after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    sqlx::query("PRAGMA synchronous = NORMAL")
+                        .execute(conn)
+                        .await?;
+                    Ok(())
+                })
+            })
+        } else {
+            options
+        };
         let pool = options.connect(url).await?;
-        let db = Db { pool, backend };
+        let db = Db {
+            pool,
+            backend,
+            url: url.into(),
+        };
         db.migrate().await?;
         Ok(db)
     }
@@ -116,7 +153,7 @@ impl Db {
     /// Runs the pending migrations (idempotent; PostgreSQL serializes concurrent runners with an
     /// advisory lock).
     pub async fn migrate(&self) -> Result<()> {
-        let migrator = Migrator::new(Embedded).await?;
+        let migrator = Migrator::new(Embedded(self.backend)).await?;
         migrator.run(&self.pool).await?;
         Ok(())
     }
@@ -127,6 +164,11 @@ impl Db {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The URL it was opened with.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// Closes the pool (a restart in tests).

@@ -17,6 +17,7 @@
 //! | [`stall`] | stall sweep, episodes, orphan healing by compare-and-set | §9 |
 //! | [`lifecycle`] | profile switch (keep/reuse/new, complete/park), stamped stop intents | §10 |
 //! | [`events`] | event names, `EventSink`, in-memory broadcast sink | — |
+//! | [`outbox`] | PostgreSQL: the event outbox (offsets, `LISTEN`/`NOTIFY` fan-out to every instance, resume, retention) | — |
 //! | [`clock`] | injectable wall clock, wire timestamps | — |
 //! | [`http`] | the reference server: REST, WebSocket hub, simulator, demo seeding (docs/server-api.md) | §1 |
 //!
@@ -69,6 +70,7 @@ pub mod error;
 pub mod events;
 pub mod http;
 pub mod lifecycle;
+pub mod outbox;
 pub mod projection;
 pub mod respond;
 pub mod revision;

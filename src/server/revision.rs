@@ -1,26 +1,64 @@
 //! Durable revisions (SPEC §5): the epoch allocated at startup and the sequence reserved before
-//! every authoritative read.
+//! every authoritative read, shared by every instance on one database.
 //!
-//! Both live in one database row, `meta.projection_epoch`: `value` is the epoch (decimal text, any
-//! length), `counter` the sequence within it. Startup advances the epoch with
-//! [`rules::revision::next_epoch`] (compare-and-set on the old text; a non-canonical stored value
-//! is a startup error and stays untouched) and resets the sequence. Every reservation is one
-//! atomic `UPDATE … SET counter = counter + 1 RETURNING value, counter`: the row lock orders all
-//! reservations of every instance sharing the database, so the pairs handed out are totally
-//! ordered across instances, and an instance that started earlier automatically serves the newer
-//! epoch once another instance restarts (see the module docs of [`crate::server`]).
+//! The epoch lives in `meta.projection_epoch` (`value`: decimal text, any length). Startup
+//! advances it with [`rules::revision::next_epoch`] (compare-and-set on the old text; a
+//! non-canonical stored value is a startup error and stays untouched). How the sequence is
+//! reserved depends on the backend; both give the same guarantee, argued below.
+//!
+//! **PostgreSQL** (several instances): the sequence is a database `SEQUENCE`
+//! (`projection_sequence`, never reset), reserved with `SELECT * FROM
+//! reserve_projection_revision()` (migration 3), which
+//! 1. takes `pg_advisory_xact_lock_shared(EPOCH_LOCK)`, then
+//! 2. in a new statement (so a new snapshot), reads the current epoch and calls `nextval`.
+//!
+//! An epoch change holds the same advisory lock **exclusively** from before it reads the stored
+//! epoch until it commits. No row is written per reservation: shared advisory locks do not
+//! conflict with one another and `nextval` is not transactional, so reservations of every
+//! instance run in parallel (the old design wrote `meta.projection_epoch.counter` per
+//! reservation, and that row's lock serialized every projection of every instance).
+//!
+//! *Why the pairs are ordered.* Take reservations r₁ and r₂ where r₁ returns before r₂ starts (in
+//! real time: "reserved before the read" and "a newer event's revision" are both about real-time
+//! order). The exclusive lock splits time into phases; a reservation lies wholly inside one
+//! phase, and every reservation of a phase reads the epoch committed before the phase began.
+//! `nextval` hands out strictly increasing values in call order, so s₁ < s₂. If r₁ and r₂ are in
+//! the same phase, e₁ = e₂ and (e, s₁) < (e, s₂). If not, r₂'s phase is later, and an epoch
+//! change only ever raises the epoch, so e₁ < e₂. Either way the rules'
+//! [`compare_revisions`](crate::rules::revision::compare_revisions) puts r₂ after r₁, for every
+//! session and across every instance. A restarted instance allocates a higher epoch, so its
+//! revisions are after everything handed out before; an instance that started earlier serves the
+//! new epoch from its next reservation. A *database* restart could hand out a `nextval` again
+//! (a value from a transaction whose WAL was not flushed): the epoch records the PostgreSQL
+//! server's start time (`meta.projection_epoch_server`), a reservation reports whether it still
+//! matches, and if not the instance advances the epoch before it uses the reservation, so every
+//! revision after a database restart has a higher epoch than every one before.
+//!
+//! **SQLite** (one instance; writes are serialized by the database itself): the sequence is
+//! `meta.projection_epoch.counter`, reserved with one `UPDATE … SET counter = counter + 1
+//! RETURNING value, counter` and reset by each epoch change. SQLite has a single writer, so there
+//! is no row contention to remove: the reservation is one short write transaction (a WAL append;
+//! the server runs SQLite with `synchronous = NORMAL`), ordered with every other write. The epoch
+//! change itself is synced to disk (`synchronous = FULL` for that transaction), so a power loss
+//! that drops the last counter writes cannot drop the epoch the next start advances past.
 //!
 //! [`rules::revision::next_epoch`]: crate::rules::revision::next_epoch
 
-use sqlx::Row;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, Row};
 
 use crate::rules::model::Revision;
 use crate::rules::revision::{next_epoch, EpochError};
 
-use super::db::Db;
+use super::db::{Backend, Db};
 use super::error::{Result, ServerError};
 
 const EPOCH_KEY: &str = "projection_epoch";
+/// PostgreSQL: the server start time the epoch was allocated under.
+const SERVER_KEY: &str = "projection_epoch_server";
+/// PostgreSQL: the advisory lock key that orders epoch changes against reservations (shared by
+/// `reserve_projection_revision()` in migrations/0003_revision_sequence.postgres.sql).
+const EPOCH_LOCK: i64 = 7_305_611_505;
 /// Concurrent starts on one database retry the compare-and-set this many times.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 32;
 
@@ -43,8 +81,65 @@ pub async fn stored_epoch(db: &Db) -> Result<Option<String>> {
 /// Allocates this start's epoch (SPEC §5, scenario 55): absent → `"1"`, a canonical positive
 /// integer → + 1, anything else → [`ServerError::CorruptEpoch`] with the stored value untouched.
 pub async fn allocate_epoch(db: &Db) -> Result<String> {
+    let mut conn = db.pool().acquire().await?;
+    if db.backend() == Backend::Sqlite {
+        // The epoch change reaches the disk before anything is labelled with it.
+        sqlx::query("PRAGMA synchronous = FULL")
+            .execute(&mut *conn)
+            .await?;
+    }
+    let allocated = allocate_on(&mut conn, db.backend(), None).await;
+    if db.backend() == Backend::Sqlite {
+        sqlx::query("PRAGMA synchronous = NORMAL")
+            .execute(&mut *conn)
+            .await?;
+    }
+    allocated
+}
+
+/// The epoch change, in one transaction. `unless_stale`: PostgreSQL's reaction to a database
+/// restart, which does nothing when another instance already advanced past the old server start.
+async fn allocate_on(
+    conn: &mut PoolConnection<Any>,
+    backend: Backend,
+    unless_stale: Option<&str>,
+) -> Result<String> {
     for _ in 0..MAX_ALLOCATION_ATTEMPTS {
-        let stored = stored_epoch(db).await?;
+        // SQLite: a write first, so the transaction holds the write lock before it reads.
+        let mut tx = sqlx::Connection::begin(&mut **conn).await?;
+        match backend {
+            Backend::Postgres => {
+                // (a column the Any driver can decode: the function returns `void`)
+                sqlx::query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                    .bind(EPOCH_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Backend::Sqlite => {
+                sqlx::query("UPDATE meta SET counter = counter WHERE key = $1")
+                    .bind(EPOCH_KEY)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
+        let stored: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+            .bind(EPOCH_KEY)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if backend == Backend::Postgres {
+            if let (Some(stale), Some(stored)) = (unless_stale, &stored) {
+                let server: Option<String> =
+                    sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+                        .bind(SERVER_KEY)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if server.as_deref().unwrap_or_default() != stale {
+                    // Someone advanced the epoch since: nothing to do.
+                    tx.commit().await?;
+                    return Ok(stored.clone());
+                }
+            }
+        }
         let next = next_epoch(stored.as_deref()).map_err(|error| match error {
             EpochError::NotCanonical { stored } => ServerError::CorruptEpoch { stored },
         })?;
@@ -55,7 +150,7 @@ pub async fn allocate_epoch(db: &Db) -> Result<String> {
             )
             .bind(EPOCH_KEY)
             .bind(&next)
-            .execute(db.pool())
+            .execute(&mut *tx)
             .await?
             .rows_affected(),
             Some(old) => {
@@ -63,16 +158,29 @@ pub async fn allocate_epoch(db: &Db) -> Result<String> {
                     .bind(&next)
                     .bind(EPOCH_KEY)
                     .bind(old)
-                    .execute(db.pool())
+                    .execute(&mut *tx)
                     .await?
                     .rows_affected()
             }
         };
-        if won == 1 {
-            tracing::info!(epoch = %next, "allocated projection epoch");
-            return Ok(next);
+        if won != 1 {
+            // Another instance started at the same moment: read its value and advance past it.
+            tx.rollback().await?;
+            continue;
         }
-        // Another instance started at the same moment: read its value and advance past it.
+        if backend == Backend::Postgres {
+            sqlx::query(
+                "INSERT INTO meta (key, value, counter) \
+                 VALUES ($1, extract(epoch FROM pg_postmaster_start_time())::text, 0) \
+                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            )
+            .bind(SERVER_KEY)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        tracing::info!(epoch = %next, "allocated projection epoch");
+        return Ok(next);
     }
     Err(ServerError::EpochContention(MAX_ALLOCATION_ATTEMPTS))
 }
@@ -92,6 +200,13 @@ impl RevisionClock {
     /// Reserves the next revision. Call it **before** the authoritative read it labels, so a
     /// read delayed behind a newer event carries the older revision.
     pub async fn reserve(&self) -> Result<Revision> {
+        match self.db.backend() {
+            Backend::Sqlite => self.reserve_counter().await,
+            Backend::Postgres => self.reserve_sequence().await,
+        }
+    }
+
+    async fn reserve_counter(&self) -> Result<Revision> {
         let row = sqlx::query(
             "UPDATE meta SET counter = counter + 1 WHERE key = $1 RETURNING value, counter",
         )
@@ -103,8 +218,41 @@ impl RevisionClock {
         };
         let epoch: String = row.try_get("value")?;
         let counter: i64 = row.try_get("counter")?;
-        let sequence = u64::try_from(counter)
-            .map_err(|_| ServerError::corrupt("meta", EPOCH_KEY, "negative sequence"))?;
-        Ok(Revision { epoch, sequence })
+        revision(epoch, counter)
     }
+
+    async fn reserve_sequence(&self) -> Result<Revision> {
+        // Twice at most: a reservation made under a database restart the epoch does not know yet
+        // is not used; the epoch is advanced and the reservation made again.
+        for _ in 0..2 {
+            let row = sqlx::query(
+                "SELECT epoch, sequence, server, server_now FROM reserve_projection_revision()",
+            )
+            .fetch_optional(self.db.pool())
+            .await?;
+            let Some(row) = row else {
+                return Err(ServerError::ClockMissing);
+            };
+            let server: Option<String> = row.try_get("server")?;
+            let now: String = row.try_get("server_now")?;
+            if server.as_deref() == Some(now.as_str()) {
+                return revision(row.try_get("epoch")?, row.try_get("sequence")?);
+            }
+            tracing::warn!(
+                recorded = ?server,
+                now = %now,
+                "PostgreSQL restarted since the epoch was allocated; advancing the epoch"
+            );
+            let mut conn = self.db.pool().acquire().await?;
+            let stale = server.unwrap_or_default();
+            allocate_on(&mut conn, Backend::Postgres, Some(&stale)).await?;
+        }
+        Err(ServerError::EpochContention(2))
+    }
+}
+
+fn revision(epoch: String, sequence: i64) -> Result<Revision> {
+    let sequence = u64::try_from(sequence)
+        .map_err(|_| ServerError::corrupt("meta", EPOCH_KEY, "negative sequence"))?;
+    Ok(Revision { epoch, sequence })
 }

@@ -10,21 +10,26 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Map, Value};
 use tokio::sync::{OwnedMutexGuard, RwLock, RwLockReadGuard};
+use tokio::task::JoinHandle;
 
 use crate::server::clock::{wire_time, Clock};
 use crate::server::error::ServerError;
 use crate::server::events::{Event, EventSink, PublishError, SESSION_STATE_CHANGED};
+use crate::server::outbox::{self, OutboxWriter};
 use crate::server::projection::{action_json, revision_json, Projector};
 use crate::server::respond::{IntentReconciliation, RespondService};
 use crate::server::revision::RevisionClock;
 use crate::server::stall::{StallService, SweepReport};
 use crate::server::storage::Storage;
 use crate::server::summary::SummaryRepair;
-use crate::server::Db;
+use crate::server::{Backend, Db};
 
 use super::hub::Hub;
 use super::sim::SimAgent;
 use super::{Config, StartError};
+
+/// How often an instance deletes the outbox rows older than the retention.
+const OUTBOX_PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// The services of one start: they share its revision clock (epoch).
 pub struct Core {
@@ -40,7 +45,7 @@ pub struct Core {
 /// session's projection keys (a cancelled session's projection is clean, and a client that held
 /// another action must learn it).
 struct HeldStateChanges {
-    hub: Arc<Hub>,
+    events: Arc<dyn EventSink>,
     held: Mutex<Vec<Event>>,
 }
 
@@ -53,7 +58,7 @@ impl EventSink for HeldStateChanges {
                 .push(event);
             Ok(())
         } else {
-            self.hub.publish(event)
+            self.events.publish(event)
         }
     }
 }
@@ -62,25 +67,24 @@ impl Core {
     fn new(
         db: &Db,
         clock: RevisionClock,
-        hub: &Arc<Hub>,
+        events: &Arc<dyn EventSink>,
         agent: &Arc<SimAgent>,
         wall: &Arc<dyn Clock>,
         stall_threshold: Duration,
     ) -> Core {
         let storage = Storage::new(db.clone());
         let projector = Projector::new(storage.clone(), clock);
-        let events: Arc<dyn EventSink> = hub.clone();
         let summaries = SummaryRepair::new(projector.clone(), events.clone(), wall.clone());
         let respond = RespondService::new(
             projector.clone(),
             agent.clone(),
             agent.clone(),
-            events,
+            events.clone(),
             wall.clone(),
         )
         .with_summary_repair(summaries.clone());
         let stall_sink = Arc::new(HeldStateChanges {
-            hub: hub.clone(),
+            events: events.clone(),
             held: Mutex::new(Vec::new()),
         });
         let stall = StallService::new(storage, agent.clone(), wall.clone(), stall_sink.clone())
@@ -106,6 +110,11 @@ pub struct App {
     pub storage: Storage,
     pub clock: Arc<dyn Clock>,
     pub hub: Arc<Hub>,
+    /// Where the services publish: the hub itself (SQLite) or the outbox (PostgreSQL), which
+    /// every instance's hub follows.
+    pub events: Arc<dyn EventSink>,
+    /// The outbox writer, follower and pruner (PostgreSQL), stopped with the server.
+    outbox: Option<OutboxTasks>,
     pub agent: Arc<SimAgent>,
     pub simulator: bool,
     stall_threshold: Duration,
@@ -115,22 +124,63 @@ pub struct App {
     session_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
+/// The background tasks of an instance on PostgreSQL.
+struct OutboxTasks {
+    writer: OutboxWriter,
+    tasks: Vec<JoinHandle<()>>,
+}
+
 impl App {
     /// Allocates this start's epoch, reconciles outstanding delivery intents (before serving).
     pub async fn start(db: Db, config: &Config) -> Result<Arc<App>, StartError> {
         let revision_clock = RevisionClock::start(db.clone()).await?;
         let epoch = revision_clock.started_epoch().to_owned();
-        let hub = Arc::new(Hub::new(
-            config.ws_buffer,
-            config.ws_buffer_bytes,
-            &epoch,
-            &wire_time(config.clock.now()),
-        ));
+        let started_at = wire_time(config.clock.now());
+        let (hub, events, outbox) = match db.backend() {
+            Backend::Sqlite => {
+                let hub = Arc::new(Hub::new(
+                    config.ws_buffer,
+                    config.ws_buffer_bytes,
+                    &epoch,
+                    &started_at,
+                ));
+                let events: Arc<dyn EventSink> = hub.clone();
+                (hub, events, None)
+            }
+            Backend::Postgres => {
+                let stream = outbox::stream_id(&db).await?;
+                let latest = outbox::latest(&db).await?;
+                let hub = Arc::new(Hub::following(
+                    config.ws_buffer,
+                    config.ws_buffer_bytes,
+                    &epoch,
+                    &started_at,
+                    db.clone(),
+                    stream,
+                    latest,
+                ));
+                let (writer, write_task) = OutboxWriter::start(db.clone());
+                let follower = {
+                    let hub = hub.clone();
+                    outbox::follow(db.clone(), db.url().to_owned(), latest, move |row| {
+                        hub.deliver(row.offset, &row.name, &row.payload);
+                    })
+                };
+                let pruner =
+                    outbox::pruner(db.clone(), config.outbox_retention, OUTBOX_PRUNE_EVERY);
+                let events: Arc<dyn EventSink> = Arc::new(writer.clone());
+                let tasks = OutboxTasks {
+                    writer,
+                    tasks: vec![write_task, follower, pruner],
+                };
+                (hub, events, Some(tasks))
+            }
+        };
         let agent = Arc::new(SimAgent::default());
         let core = Core::new(
             &db,
             revision_clock,
-            &hub,
+            &events,
             &agent,
             &config.clock,
             config.stall_threshold,
@@ -144,6 +194,8 @@ impl App {
             db,
             clock: config.clock.clone(),
             hub,
+            events,
+            outbox,
             agent,
             simulator: config.simulator,
             stall_threshold: config.stall_threshold,
@@ -177,9 +229,9 @@ impl App {
         wire_time(self.clock.now())
     }
 
-    /// Publishes an event to every socket.
+    /// Publishes an event to every socket (of every instance).
     pub fn publish(&self, name: &'static str, payload: Value) {
-        if let Err(error) = self.hub.publish(Event { name, payload }) {
+        if let Err(error) = self.events.publish(Event { name, payload }) {
             tracing::warn!(name, %error, "event publication failed");
         }
     }
@@ -194,7 +246,7 @@ impl App {
         let fresh = Core::new(
             &self.db,
             clock,
-            &self.hub,
+            &self.events,
             &self.agent,
             &self.clock,
             self.stall_threshold,
@@ -206,6 +258,45 @@ impl App {
         self.hub.hello(&epoch, &self.now());
         tracing::info!(%epoch, reconciled = reconciled.len(), "simulated restart");
         Ok((epoch, reconciled))
+    }
+
+    /// Waits until every event published before is on this instance's sockets (PostgreSQL: in
+    /// the outbox and delivered by the follower; at most 5 s). The simulator's replay calls it,
+    /// so a replayed frame comes after them (a test's marker).
+    pub async fn settle(&self) {
+        let Some(tasks) = &self.outbox else {
+            return;
+        };
+        let settled = async {
+            tasks.writer.flush().await;
+            let Ok(latest) = outbox::latest(&self.db).await else {
+                return;
+            };
+            while self.hub.latest() < latest {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(5), settled)
+            .await
+            .is_err()
+        {
+            tracing::warn!("events not delivered within 5 s");
+        }
+    }
+
+    /// The outbox writer (PostgreSQL).
+    pub fn outbox_writer(&self) -> Option<&OutboxWriter> {
+        self.outbox.as_ref().map(|o| &o.writer)
+    }
+
+    /// Writes what is still queued for the outbox and stops its tasks (shutdown).
+    pub async fn stop_outbox(&self) {
+        if let Some(outbox) = &self.outbox {
+            let _ = tokio::time::timeout(Duration::from_secs(5), outbox.writer.flush()).await;
+            for task in &outbox.tasks {
+                task.abort();
+            }
+        }
     }
 
     /// One stall sweep; a healed session's state change is published with its projection and

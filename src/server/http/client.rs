@@ -178,7 +178,7 @@ pub struct WsClient {
 
 impl WsClient {
     pub async fn connect(addr: SocketAddr) -> ClientResult<WsClient> {
-        WsClient::connect_with_token(addr, None).await
+        WsClient::connect_with(addr, "", None).await
     }
 
     /// [`WsClient::connect`] presenting an access token (`Authorization: Bearer`).
@@ -186,12 +186,30 @@ impl WsClient {
         addr: SocketAddr,
         token: Option<&str>,
     ) -> ClientResult<WsClient> {
+        WsClient::connect_with(addr, "", token).await
+    }
+
+    /// [`WsClient::connect`] resuming after `mirror`'s last offset, when it has one.
+    pub async fn resume(addr: SocketAddr, mirror: &Mirror) -> ClientResult<WsClient> {
+        let query = match (&mirror.stream, mirror.offset) {
+            (Some(stream), Some(offset)) => format!("?since={offset}&stream={stream}"),
+            _ => String::new(),
+        };
+        WsClient::connect_with(addr, &query, None).await
+    }
+
+    /// `/api/v1/ws` with `query` (`""` or `?…`) and an optional access token.
+    pub async fn connect_with(
+        addr: SocketAddr,
+        query: &str,
+        token: Option<&str>,
+    ) -> ClientResult<WsClient> {
         use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let tcp = TcpStream::connect(addr)
             .await
             .map_err(|e| ClientError::of("ws connect", e))?;
         let _ = tcp.set_nodelay(true);
-        let mut request = format!("ws://{addr}/api/v1/ws")
+        let mut request = format!("ws://{addr}/api/v1/ws{query}")
             .into_client_request()
             .map_err(|e| ClientError::of("ws request", e))?;
         if let Some(token) = token {
@@ -289,6 +307,12 @@ pub struct Mirror {
     pub needs_refetch: bool,
     /// Frames applied (hello excluded).
     pub applied: usize,
+    /// The stream of the last `server.hello` and the offset of the last frame (or hello) seen:
+    /// where a reconnection resumes (`?since=&stream=`).
+    pub stream: Option<String>,
+    pub offset: Option<u64>,
+    /// Whether the last `server.hello` resumed the stream.
+    pub resumed: bool,
 }
 
 impl Mirror {
@@ -387,6 +411,9 @@ impl Mirror {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+        if let Some(offset) = frame.get("offset").and_then(Value::as_u64) {
+            self.offset = Some(offset);
+        }
         let p = Json::new(&payload);
         let store = &mut self.store;
         let summary = |w: Json<'_>| w.0.cloned().unwrap_or(Value::Null);
@@ -396,10 +423,17 @@ impl Mirror {
                     .get("epoch")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                if self.epoch.is_some() && self.epoch != epoch {
+                let resumed = payload.get("resumed") == Some(&Value::Bool(true));
+                if self.epoch.is_some() && !resumed {
                     self.needs_refetch = true;
                 }
                 self.epoch = epoch;
+                self.resumed = resumed;
+                self.stream = payload
+                    .get("stream")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.offset = payload.get("offset").and_then(Value::as_u64);
                 return Ok(None);
             }
             "task.stalled" => None,

@@ -1,8 +1,17 @@
-//! The WebSocket hub: the [`EventSink`] of every service. Each event is serialized once into a
-//! frame `{"type": <event name>, "payload": {...}}` and broadcast to every socket; a socket
-//! receives `server.hello` first, then every frame published after it connected, in publication
+//! The WebSocket hub. Each event is serialized once into a frame
+//! `{"type": <event name>, "payload": {...}, "offset": n}` and broadcast to every socket; a
+//! socket receives `server.hello` first, then every frame after the hello's `offset`, in offset
 //! order. A socket that falls more than the buffer behind is closed (code 1013): its client
-//! reconnects and refetches, it never silently misses an event.
+//! reconnects, it never silently misses an event.
+//!
+//! Offsets number the events of one **stream**. With SQLite (one instance) the hub is the
+//! services' [`EventSink`]: it numbers the events itself and keeps the recent ones
+//! ([`HISTORY_FRAMES`], [`HISTORY_BYTES`]) in memory; the stream is this process. With PostgreSQL
+//! the events go through the outbox ([`crate::server::outbox`]) and its follower hands every
+//! instance's events to [`Hub::deliver`] with their outbox offsets; the stream is the database.
+//! A client that reconnects with `?since=<offset>&stream=<stream>` of that stream gets a hello
+//! with `"resumed": true` and every event after its offset (from the history, or read back from
+//! the outbox), so it need not refetch; otherwise `"resumed": false` (refetch).
 //!
 //! Memory is bounded per socket and in total. The buffer is one ring shared by every socket, so
 //! no socket holds more than `ws_buffer` frames; a frame stays counted against the hub's byte
@@ -11,6 +20,7 @@
 //! writing to a client that stopped reading is dropped without a close frame), which releases
 //! what it held.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
@@ -20,9 +30,16 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 
 use crate::server::events::{Event, EventSink, PublishError};
+use crate::server::outbox;
+use crate::server::Db;
 
-/// `server.hello`: `{"epoch", "started_at"}`, the first frame of every connection.
+/// `server.hello`: `{"epoch", "started_at", "stream", "offset", "resumed"}`, the first frame of
+/// every connection.
 pub const SERVER_HELLO: &str = "server.hello";
+/// Events the in-memory history keeps for resuming (SQLite), at most …
+pub const HISTORY_FRAMES: usize = 4096;
+/// … and at most this many bytes of them.
+pub const HISTORY_BYTES: usize = 16 << 20;
 
 /// One pre-serialized text frame (cheap to clone: reference counted).
 pub type Frame = Utf8Bytes;
@@ -30,6 +47,36 @@ pub type Frame = Utf8Bytes;
 /// The text of a frame.
 pub fn frame_text(name: &str, payload: &Value) -> String {
     json!({ "type": name, "payload": payload }).to_string()
+}
+
+/// The text of an event's frame: its name, its payload (JSON text, as is) and its offset.
+pub fn event_frame_text(name: &str, payload: &str, offset: u64) -> String {
+    let name = Value::from(name).to_string();
+    format!("{{\"type\":{name},\"payload\":{payload},\"offset\":{offset}}}")
+}
+
+/// Where a reconnecting client says it was: the last offset it processed, of which stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resume {
+    pub since: u64,
+    pub stream: String,
+}
+
+/// Where resumed events come from.
+enum Backlog {
+    /// The recent frames in memory (SQLite).
+    History,
+    /// The outbox (PostgreSQL).
+    Outbox(Db),
+}
+
+/// The offset of the last event delivered and the retained history; one lock, so the
+/// broadcast order is the offset order.
+#[derive(Default)]
+struct Delivered {
+    latest: u64,
+    history: VecDeque<(u64, Frame)>,
+    history_bytes: usize,
 }
 
 /// The bytes of the frames some socket has not written yet, and their bound.
@@ -45,6 +92,8 @@ struct Budget {
 #[derive(Debug)]
 pub struct Buffered {
     text: Frame,
+    /// The event's offset (`None`: a hello, a replayed frame).
+    offset: Option<u64>,
     budget: Arc<Budget>,
 }
 
@@ -70,12 +119,59 @@ pub struct Hub {
     closing: watch::Sender<bool>,
     /// Publication instants of every broadcast frame, when recording (the load benchmark).
     log: Mutex<Option<Vec<Instant>>>,
+    stream: String,
+    backlog: Backlog,
+    delivered: Mutex<Delivered>,
 }
 
 impl Hub {
     /// A hub whose sockets may fall `buffer` frames behind, holding at most about `bytes` of
-    /// frames not yet written to every socket.
+    /// frames not yet written to every socket; it numbers its events itself (SQLite), in a
+    /// stream of its own.
     pub fn new(buffer: usize, bytes: usize, epoch: &str, started_at: &str) -> Hub {
+        let stream = uuid::Uuid::new_v4().simple().to_string();
+        Hub::with_backlog(
+            buffer,
+            bytes,
+            epoch,
+            started_at,
+            stream,
+            Backlog::History,
+            0,
+        )
+    }
+
+    /// A hub fed by the outbox of `db` ([`Hub::deliver`]), whose stream is the database's and
+    /// whose last delivered offset is `latest`.
+    pub fn following(
+        buffer: usize,
+        bytes: usize,
+        epoch: &str,
+        started_at: &str,
+        db: Db,
+        stream: String,
+        latest: u64,
+    ) -> Hub {
+        Hub::with_backlog(
+            buffer,
+            bytes,
+            epoch,
+            started_at,
+            stream,
+            Backlog::Outbox(db),
+            latest,
+        )
+    }
+
+    fn with_backlog(
+        buffer: usize,
+        bytes: usize,
+        epoch: &str,
+        started_at: &str,
+        stream: String,
+        backlog: Backlog,
+        latest: u64,
+    ) -> Hub {
         let (sender, _) = broadcast::channel(buffer.max(16));
         let (closing, _) = watch::channel(false);
         let (shed, _) = watch::channel(0);
@@ -89,6 +185,97 @@ impl Hub {
             hello: RwLock::new((epoch.to_owned(), started_at.to_owned())),
             closing,
             log: Mutex::new(None),
+            stream,
+            backlog,
+            delivered: Mutex::new(Delivered {
+                latest,
+                ..Delivered::default()
+            }),
+        }
+    }
+
+    /// The stream this hub's offsets belong to.
+    pub fn stream(&self) -> &str {
+        &self.stream
+    }
+
+    /// The offset of the last event delivered.
+    pub fn latest(&self) -> u64 {
+        self.delivered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .latest
+    }
+
+    /// Broadcasts the event at `offset` (the outbox follower; offsets only increase).
+    pub fn deliver(&self, offset: u64, name: &str, payload: &str) {
+        let mut delivered = self
+            .delivered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if offset <= delivered.latest {
+            return;
+        }
+        delivered.latest = offset;
+        let frame = Frame::from(event_frame_text(name, payload, offset));
+        self.retain(&mut delivered, offset, &frame);
+        self.broadcast(frame, Some(offset));
+    }
+
+    /// Keeps a delivered frame for resuming, when the history is the backlog.
+    fn retain(&self, delivered: &mut Delivered, offset: u64, frame: &Frame) {
+        if !matches!(self.backlog, Backlog::History) {
+            return;
+        }
+        delivered.history.push_back((offset, frame.clone()));
+        delivered.history_bytes = delivered.history_bytes.saturating_add(frame.len());
+        while delivered.history.len() > HISTORY_FRAMES || delivered.history_bytes > HISTORY_BYTES {
+            match delivered.history.pop_front() {
+                Some((_, old)) => {
+                    delivered.history_bytes = delivered.history_bytes.saturating_sub(old.len());
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Whether a client at `resume` can be brought up to `latest` without a refetch, and the
+    /// frames to send it first (from the history; the outbox is read while sending).
+    async fn resumable(&self, resume: Option<&Resume>, latest: u64) -> Option<Vec<Frame>> {
+        let resume = resume?;
+        if resume.stream != self.stream || resume.since > latest {
+            return None;
+        }
+        match &self.backlog {
+            Backlog::History => {
+                if resume.since == latest {
+                    return Some(Vec::new());
+                }
+                let delivered = self
+                    .delivered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let oldest = delivered.history.front().map(|(offset, _)| *offset)?;
+                if oldest > resume.since.saturating_add(1) {
+                    return None;
+                }
+                Some(
+                    delivered
+                        .history
+                        .iter()
+                        .filter(|(offset, _)| *offset > resume.since && *offset <= latest)
+                        .map(|(_, frame)| frame.clone())
+                        .collect(),
+                )
+            }
+            Backlog::Outbox(db) => match outbox::holds_after(db, resume.since, latest).await {
+                Ok(true) => Some(Vec::new()),
+                Ok(false) => None,
+                Err(error) => {
+                    tracing::warn!(%error, "outbox unreadable; the client refetches");
+                    None
+                }
+            },
         }
     }
 
@@ -101,24 +288,39 @@ impl Hub {
             .clone()
     }
 
-    /// The current `server.hello` frame.
-    pub fn hello_frame(&self) -> Frame {
+    /// A `server.hello` frame: the events after `offset` follow; `resumed`: the client's own
+    /// offset was honoured (nothing was lost).
+    pub fn hello_frame(&self, offset: u64, resumed: bool) -> Frame {
         let hello = self.hello.read().unwrap_or_else(PoisonError::into_inner);
         Frame::from(frame_text(
             SERVER_HELLO,
-            &json!({ "epoch": hello.0, "started_at": hello.1 }),
+            &json!({
+                "epoch": hello.0,
+                "started_at": hello.1,
+                "stream": self.stream,
+                "offset": offset,
+                "resumed": resumed,
+            }),
         ))
     }
 
-    /// Announces a new epoch to every open socket.
+    /// Announces a new epoch to every open socket (not resumed: a restart, clients refetch).
     pub fn hello(&self, epoch: &str, started_at: &str) {
         *self.hello.write().unwrap_or_else(PoisonError::into_inner) =
             (epoch.to_owned(), started_at.to_owned());
-        self.send(self.hello_frame());
+        let delivered = self
+            .delivered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.broadcast(self.hello_frame(delivered.latest, false), None);
     }
 
-    /// Broadcasts a frame as is (also the simulator's replay).
+    /// Broadcasts a frame as is, without an offset (the simulator's replay).
     pub fn send(&self, frame: Frame) {
+        self.broadcast(frame, None);
+    }
+
+    fn broadcast(&self, frame: Frame, offset: Option<u64>) {
         let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(log) = log.as_mut() {
             log.push(Instant::now());
@@ -131,6 +333,7 @@ impl Hub {
             .saturating_add(len);
         let buffered = Arc::new(Buffered {
             text: frame,
+            offset,
             budget: self.budget.clone(),
         });
         // No subscriber is not a failure: nobody is listening (the frame is dropped at once).
@@ -182,25 +385,64 @@ impl Hub {
         self.closing.send_replace(true);
     }
 
-    /// Serves one WebSocket until it closes, the server shuts down or the socket lags.
-    pub async fn serve_socket(&self, mut socket: WebSocket) {
+    /// Serves one WebSocket until it closes, the server shuts down or the socket lags;
+    /// `resume`: where the client says it was (see the module docs).
+    pub async fn serve_socket(&self, mut socket: WebSocket, resume: Option<Resume>) {
         let mut frames = self.subscribe();
         let mut closing = self.closing.subscribe();
         let mut shed = self.budget.shed.subscribe();
         if *closing.borrow_and_update() {
             return;
         }
+        // Subscribed first: every event after `latest` is in `frames`, the ones up to it are
+        // skipped there (sent from the backlog, or before the hello's offset).
+        let latest = self.latest();
+        let backlog = self.resumable(resume.as_ref(), latest).await;
+        let resumed = backlog.is_some();
+        let from = match (&resume, resumed) {
+            (Some(resume), true) => resume.since,
+            _ => latest,
+        };
         if socket
-            .send(Message::Text(self.hello_frame()))
+            .send(Message::Text(self.hello_frame(from, resumed)))
             .await
             .is_err()
         {
             return;
         }
+        for frame in backlog.unwrap_or_default() {
+            if socket.send(Message::Text(frame)).await.is_err() {
+                return;
+            }
+        }
+        if let (Backlog::Outbox(db), true) = (&self.backlog, resumed) {
+            let mut cursor = from;
+            while cursor < latest {
+                let rows = match outbox::read_after(db, cursor, Some(latest), 512).await {
+                    Ok(rows) if !rows.is_empty() => rows,
+                    Ok(_) => break,
+                    Err(error) => {
+                        tracing::warn!(%error, "outbox unreadable while resuming; closing");
+                        close(&mut socket, 1011, "resume failed: reconnect").await;
+                        return;
+                    }
+                };
+                for row in rows {
+                    cursor = row.offset;
+                    let text = event_frame_text(&row.name, &row.payload, row.offset);
+                    if socket.send(Message::Text(Frame::from(text))).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
         loop {
             tokio::select! {
                 frame = frames.recv() => match frame {
                     Ok(frame) => {
+                        if frame.offset.is_some_and(|offset| offset <= latest) {
+                            continue;
+                        }
                         let text = frame.text();
                         drop(frame);
                         let send = socket.send(Message::Text(text));
@@ -262,9 +504,27 @@ async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
     let _ = socket.send(Message::Close(Some(frame))).await;
 }
 
+/// The hub numbers the events itself (SQLite, one instance).
 impl EventSink for Hub {
     fn publish(&self, event: Event) -> Result<(), PublishError> {
-        self.send(Frame::from(frame_text(event.name, &event.payload)));
+        if matches!(self.backlog, Backlog::Outbox(_)) {
+            return Err(PublishError(
+                "this hub follows the outbox: publish through it".into(),
+            ));
+        }
+        let mut delivered = self
+            .delivered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let offset = delivered.latest.saturating_add(1);
+        delivered.latest = offset;
+        let frame = Frame::from(event_frame_text(
+            event.name,
+            &event.payload.to_string(),
+            offset,
+        ));
+        self.retain(&mut delivered, offset, &frame);
+        self.broadcast(frame, Some(offset));
         Ok(())
     }
 }

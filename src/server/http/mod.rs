@@ -49,7 +49,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 pub const USAGE: &str = "\
 usage: task-projection-server [--database URL] [--port N] [--host ADDR] [--seed-demo] [--simulator]
                               [--www DIR] [--pkg DIR] [--allow-origin URL]... [--access-token TOKEN]
-                              [--stall-interval SECS] [--stall-threshold SECS]
+                              [--stall-interval SECS] [--stall-threshold SECS] [--outbox-retention SECS]
 
   --database URL          sqlite:<path> (default sqlite:task-projection.db, created when missing)
                           or postgres://user@host:port/db
@@ -67,6 +67,7 @@ usage: task-projection-server [--database URL] [--port N] [--host ADDR] [--seed-
                           Prefer the environment: TASK_PROJECTION_ACCESS_TOKEN
   --stall-interval SECS   seconds between stall sweeps (default 60; 0 disables the timer)
   --stall-threshold SECS  stall threshold in seconds (default 7200)
+  --outbox-retention SECS PostgreSQL: how long events stay resumable (default 900)
   -h, --help              this text";
 
 /// The server's configuration.
@@ -91,6 +92,9 @@ pub struct Config {
     /// Bytes of frames not yet written to every socket the hub holds before it closes the
     /// sockets that are behind (the total bound; `ws_buffer` is the per-socket one).
     pub ws_buffer_bytes: usize,
+    /// How long the outbox keeps events (PostgreSQL): how far back a reconnecting client can
+    /// resume (`--outbox-retention`).
+    pub outbox_retention: Duration,
     /// Origins allowed besides the server's own (`--allow-origin`, repeatable): the WebSocket
     /// and state-changing requests from any other page are refused ([`guard`]).
     pub allow_origins: Vec<String>,
@@ -117,6 +121,7 @@ impl Default for Config {
             clock: Arc::new(SystemClock),
             ws_buffer: 8192,
             ws_buffer_bytes: 64 << 20,
+            outbox_retention: crate::server::outbox::DEFAULT_RETENTION,
             allow_origins: Vec::new(),
             access_token: None,
         }
@@ -231,6 +236,13 @@ where
             }
             "--stall-interval" => {
                 config.stall_interval = seconds("--stall-interval", &value("--stall-interval")?)?;
+            }
+            "--outbox-retention" => {
+                let keep = seconds("--outbox-retention", &value("--outbox-retention")?)?;
+                if keep.is_zero() {
+                    return Err("--outbox-retention must be more than 0".into());
+                }
+                config.outbox_retention = keep;
             }
             "--stall-threshold" => {
                 let threshold = seconds("--stall-threshold", &value("--stall-threshold")?)?;
@@ -363,6 +375,7 @@ impl Running {
             sweeper.abort();
         }
         self.app.hub.close();
+        self.app.stop_outbox().await;
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -23,6 +23,7 @@ use crate::server::storage::TaskRow;
 use crate::server::ServerError;
 
 use super::app::{ok, ApiError, ApiResult, App, Core};
+use super::hub::Resume;
 use super::{sim, Config};
 
 /// The whole route table.
@@ -66,8 +67,32 @@ async fn health(State(app): State<Arc<App>>) -> Response {
     ok(json!({ "ok": true, "epoch": core.epoch() }))
 }
 
-async fn websocket(State(app): State<Arc<App>>, upgrade: WebSocketUpgrade) -> Response {
-    upgrade.on_upgrade(move |socket| async move { app.hub.serve_socket(socket).await })
+async fn websocket(
+    State(app): State<Arc<App>>,
+    RawQuery(query): RawQuery,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let resume = resume_of(query.as_deref());
+    upgrade.on_upgrade(move |socket| async move { app.hub.serve_socket(socket, resume).await })
+}
+
+/// `?since=<offset>&stream=<stream>`: where a reconnecting client was. Anything else (missing,
+/// malformed) is no resume: the hello says `resumed: false` and the client refetches.
+fn resume_of(query: Option<&str>) -> Option<Resume> {
+    let (mut since, mut stream) = (None, None);
+    for pair in query?.split('&') {
+        match pair.split_once('=') {
+            Some(("since", value)) => since = value.parse::<u64>().ok(),
+            Some(("stream", value)) if !value.is_empty() && value.len() <= 128 => {
+                stream = Some(value.to_owned());
+            }
+            _ => {}
+        }
+    }
+    Some(Resume {
+        since: since?,
+        stream: stream?,
+    })
 }
 
 /// The task as the task list (and `task.updated`) returns it: the services' task answer

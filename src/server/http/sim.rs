@@ -270,7 +270,7 @@ async fn repair(core: &Core, task_id: &str) {
 
 async fn publish_message(app: &App, core: &Core, kind: MessageEventKind, row: &MessageRow) {
     core.projector
-        .publish_message_event(app.hub.as_ref(), kind, &row.session_id, row.to_wire())
+        .publish_message_event(app.events.as_ref(), kind, &row.session_id, row.to_wire())
         .await;
 }
 
@@ -1335,6 +1335,8 @@ async fn sim_replay(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
         });
     }
     let count = texts.len();
+    // After every event published before (with PostgreSQL they travel through the outbox).
+    app.settle().await;
     for text in texts {
         app.hub.send(Frame::from(text));
     }

@@ -1,0 +1,378 @@
+//! The event outbox (PostgreSQL): how several instances on one database behave as one.
+//!
+//! Every event an instance publishes is a row of `event_outbox` (migration 5): its **offset**
+//! (`offset_id`, a `BIGSERIAL`: one total order for every instance), its name and its payload
+//! (JSON text). An insert fires `NOTIFY task_projection_events` (a statement trigger), which wakes
+//! every instance's follower; a follower reads the rows after the last offset it delivered, in
+//! offset order, and hands each to its WebSocket hub. So a client connected to any instance
+//! receives every event, from every instance, in the same order, and a reconnecting client can
+//! resume from the last offset it saw (`?since=`, docs/server-api.md) for as long as the outbox
+//! holds it ([`prune`] drops rows older than the retention, 15 minutes by default).
+//!
+//! * Publishing ([`OutboxWriter`]) is an [`EventSink`]: events go through one channel to one
+//!   writer task, which inserts whatever queued up in one statement, so an instance's events
+//!   keep their publication order (a session's events are published in revision order under the
+//!   session lock of the instance that wrote it). A failed insert is retried, never dropped.
+//! * Offsets are handed out when a row is inserted and become visible when it commits, so a
+//!   follower can see offset n + 2 before n + 1 commits. It delivers only the contiguous prefix
+//!   and waits for the missing offset; an offset that stays missing for [`GAP_WAIT`] was rolled
+//!   back (a sequence value is never returned) and is skipped. Inserts are single statements, so
+//!   a gap closes within a commit.
+//! * A missed notification (a lost listening connection) costs latency only: the follower also
+//!   polls every [`POLL`].
+//!
+//! SQLite has no outbox: one instance, events go straight to its hub (offsets counted in
+//! memory, resumable from the hub's recent history).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::postgres::PgListener;
+use sqlx::Row;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::JoinHandle;
+
+use super::db::Db;
+use super::error::{Result, ServerError};
+use super::events::{Event, EventSink, PublishError};
+
+/// The channel every insert notifies.
+pub const CHANNEL: &str = "task_projection_events";
+/// A follower also reads the outbox this often (a notification lost with its connection).
+pub const POLL: Duration = Duration::from_secs(1);
+/// How long a follower waits for a missing offset before it skips it.
+pub const GAP_WAIT: Duration = Duration::from_secs(1);
+/// How long the outbox keeps an event by default (how far back a client can resume).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(15 * 60);
+/// Rows read per query.
+const PAGE: i64 = 512;
+/// Events inserted per statement at most.
+const BATCH: usize = 256;
+
+/// One outbox row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutboxRow {
+    pub offset: u64,
+    pub name: String,
+    /// The payload's JSON text.
+    pub payload: String,
+}
+
+fn offset_of(value: i64) -> Result<u64> {
+    u64::try_from(value)
+        .map_err(|_| ServerError::corrupt("event_outbox", &value.to_string(), "negative offset"))
+}
+
+fn bind_offset(offset: u64) -> i64 {
+    i64::try_from(offset).unwrap_or(i64::MAX)
+}
+
+/// The rows after `after`, up to `up_to` (inclusive) if given, in offset order, at most `limit`.
+pub async fn read_after(
+    db: &Db,
+    after: u64,
+    up_to: Option<u64>,
+    limit: i64,
+) -> Result<Vec<OutboxRow>> {
+    let rows = sqlx::query(
+        "SELECT offset_id, name, payload FROM event_outbox \
+         WHERE offset_id > $1 AND offset_id <= $2 ORDER BY offset_id LIMIT $3",
+    )
+    .bind(bind_offset(after))
+    .bind(up_to.map_or(i64::MAX, bind_offset))
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(OutboxRow {
+                offset: offset_of(row.try_get("offset_id")?)?,
+                name: row.try_get("name")?,
+                payload: row.try_get("payload")?,
+            })
+        })
+        .collect()
+}
+
+/// The newest offset (0 when the outbox is empty).
+pub async fn latest(db: &Db) -> Result<u64> {
+    let value: Option<i64> = sqlx::query_scalar("SELECT MAX(offset_id) FROM event_outbox")
+        .fetch_one(db.pool())
+        .await?;
+    offset_of(value.unwrap_or(0))
+}
+
+/// Whether the outbox still holds every event after `since` up to `latest`: `since` is `latest`
+/// (nothing to send), or the row right after it is still there (or was skipped as a rolled-back
+/// offset while older rows remain).
+pub async fn holds_after(db: &Db, since: u64, latest: u64) -> Result<bool> {
+    if since == latest {
+        return Ok(true);
+    }
+    if since > latest {
+        return Ok(false);
+    }
+    let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(offset_id) FROM event_outbox")
+        .fetch_one(db.pool())
+        .await?;
+    Ok(match oldest {
+        Some(oldest) => offset_of(oldest)? <= since.saturating_add(1),
+        None => false,
+    })
+}
+
+/// This database's stream name (offsets are meaningful only within it).
+pub async fn stream_id(db: &Db) -> Result<String> {
+    let value: Option<String> =
+        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'event_stream'")
+            .fetch_optional(db.pool())
+            .await?;
+    value.ok_or_else(|| ServerError::corrupt("meta", "event_stream", "missing"))
+}
+
+/// Deletes the events older than `keep`; returns how many.
+pub async fn prune(db: &Db, keep: Duration) -> Result<u64> {
+    let done = sqlx::query(
+        "DELETE FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)",
+    )
+    .bind(keep.as_secs_f64())
+    .execute(db.pool())
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Inserts `events` in one statement, in order (consecutive offsets, one commit).
+pub async fn insert(db: &Db, events: &[Event]) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut sql = String::from("INSERT INTO event_outbox (name, payload) VALUES ");
+    for i in 0..events.len() {
+        let n = i.saturating_mul(2);
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!(
+            "(${}, ${})",
+            n.saturating_add(1),
+            n.saturating_add(2)
+        ));
+    }
+    let mut query = sqlx::query(&sql);
+    for event in events {
+        query = query.bind(event.name).bind(event.payload.to_string());
+    }
+    query.execute(db.pool()).await?;
+    Ok(())
+}
+
+enum Queued {
+    Event(Event),
+    Flush(oneshot::Sender<()>),
+}
+
+/// The [`EventSink`] of an instance on PostgreSQL: one writer task inserts the events in
+/// publication order (see the module docs).
+#[derive(Clone)]
+pub struct OutboxWriter {
+    queue: mpsc::UnboundedSender<Queued>,
+    /// Publication instants, when recording (the load benchmark).
+    log: Arc<std::sync::Mutex<Option<Vec<Instant>>>>,
+}
+
+impl OutboxWriter {
+    /// Starts the writer task.
+    pub fn start(db: Db) -> (OutboxWriter, JoinHandle<()>) {
+        let (queue, mut rx) = mpsc::unbounded_channel::<Queued>();
+        let task = tokio::spawn(async move {
+            let mut batch: Vec<Event> = Vec::new();
+            let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+            while let Some(first) = rx.recv().await {
+                let mut next = Some(first);
+                while let Some(queued) = next.take() {
+                    match queued {
+                        Queued::Event(event) => batch.push(event),
+                        Queued::Flush(done) => waiting.push(done),
+                    }
+                    if batch.len() < BATCH {
+                        next = rx.try_recv().ok();
+                    }
+                }
+                let mut delay = Duration::from_millis(50);
+                while let Err(error) = insert(&db, &batch).await {
+                    tracing::warn!(%error, events = batch.len(), "outbox insert failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2).min(Duration::from_secs(5));
+                }
+                batch.clear();
+                for done in waiting.drain(..) {
+                    let _ = done.send(());
+                }
+            }
+        });
+        let log = Arc::default();
+        (OutboxWriter { queue, log }, task)
+    }
+
+    /// Starts recording publication instants (the load benchmark).
+    pub fn record(&self) {
+        *self
+            .log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Vec::new());
+    }
+
+    /// The publication instants recorded so far, in publication order.
+    pub fn recorded(&self) -> Vec<Instant> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .unwrap_or_default()
+    }
+
+    /// Waits until everything published before is in the outbox.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.queue.send(Queued::Flush(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+impl EventSink for OutboxWriter {
+    fn publish(&self, event: Event) -> std::result::Result<(), PublishError> {
+        if let Some(log) = self
+            .log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_mut()
+        {
+            log.push(Instant::now());
+        }
+        self.queue
+            .send(Queued::Event(event))
+            .map_err(|_| PublishError("the outbox writer stopped".into()))
+    }
+}
+
+/// Follows the outbox from `after`: every row, in offset order, is passed to `deliver` (see the
+/// module docs for gaps and polling). Runs until the task is aborted.
+pub fn follow<F>(db: Db, url: String, after: u64, mut deliver: F) -> JoinHandle<()>
+where
+    F: FnMut(OutboxRow) + Send + 'static,
+{
+    let wake = Arc::new(Notify::new());
+    let listener = tokio::spawn(listen(url, wake.clone()));
+    tokio::spawn(async move {
+        let _listener = AbortOnDrop(listener);
+        let mut cursor = after;
+        let mut gap: Option<(u64, Instant)> = None;
+        loop {
+            let mut again = false;
+            match read_after(&db, cursor, None, PAGE).await {
+                Ok(rows) => {
+                    let full = rows.len() >= usize::try_from(PAGE).unwrap_or(usize::MAX);
+                    for row in rows {
+                        if row.offset != cursor.saturating_add(1) {
+                            // An offset not committed yet (or rolled back): wait for it a while.
+                            let since = match gap {
+                                Some((missing, since)) if missing == cursor.saturating_add(1) => {
+                                    since
+                                }
+                                _ => {
+                                    let now = Instant::now();
+                                    gap = Some((cursor.saturating_add(1), now));
+                                    now
+                                }
+                            };
+                            if since.elapsed() < GAP_WAIT {
+                                again = true;
+                                break;
+                            }
+                            tracing::warn!(
+                                from = cursor.saturating_add(1),
+                                to = row.offset.saturating_sub(1),
+                                "outbox offsets never committed; skipping them"
+                            );
+                        }
+                        gap = None;
+                        cursor = row.offset;
+                        deliver(row);
+                    }
+                    again |= full;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "outbox read failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            }
+            if again {
+                tokio::time::sleep(Duration::from_millis(if gap.is_some() { 2 } else { 0 })).await;
+                continue;
+            }
+            let _ = tokio::time::timeout(POLL, wake.notified()).await;
+        }
+    })
+}
+
+/// Holds a `LISTEN` connection and wakes the follower on every notification (and after a
+/// reconnection, when notifications may have been lost).
+async fn listen(url: String, wake: Arc<Notify>) {
+    let mut delay = Duration::from_millis(100);
+    loop {
+        let listener = async {
+            let mut listener = PgListener::connect(&url).await?;
+            listener.listen(CHANNEL).await?;
+            Ok::<_, sqlx::Error>(listener)
+        };
+        let mut listener = match listener.await {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::warn!(%error, "outbox LISTEN connection failed; retrying");
+                tokio::time::sleep(delay).await;
+                delay = delay.saturating_mul(2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        delay = Duration::from_millis(100);
+        wake.notify_one();
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(_)) => wake.notify_one(),
+                // Reconnected by the listener: what was notified meanwhile is lost, so read.
+                Ok(None) => wake.notify_one(),
+                Err(error) => {
+                    tracing::warn!(%error, "outbox LISTEN connection lost");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Aborts a task when dropped (the follower takes its listener along).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Runs `prune` every `every` until aborted.
+pub fn pruner(db: Db, keep: Duration, every: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            match prune(&db, keep).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(pruned = n, "outbox pruned"),
+                Err(error) => tracing::warn!(%error, "outbox prune failed"),
+            }
+        }
+    })
+}
