@@ -46,23 +46,30 @@
 //! SQLite transaction takes the write lock before it reads and cannot deadlock on lock upgrade;
 //! read snapshots are a read transaction (REPEATABLE READ on PostgreSQL).
 //!
-//! # Revisions across several instances
+//! # Several instances on one database
 //!
-//! A naive per-instance epoch breaks a client that talks to two instances: the instance with the
-//! lower epoch would see every projection rejected. Here the revision clock is **one database
-//! row** (`meta.projection_epoch`: the epoch text and a sequence counter) shared by all instances:
+//! Any number of instances may share one PostgreSQL database (SQLite: one instance).
 //!
-//! * each start advances the shared epoch with `rules::revision::next_epoch` (compare-and-set on
-//!   the old text, retried when two instances start together) and resets the sequence;
-//! * each reservation is one atomic `UPDATE … SET counter = counter + 1 RETURNING value,
-//!   counter`, made before the authoritative read it labels.
+//! **Revisions** (SPEC §5: strictly increasing per session across instances and restarts,
+//! reserved before the authoritative read). A naive per-instance epoch breaks a client that talks
+//! to two instances: the instance with the lower epoch would see every projection rejected. So
+//! the epoch is shared (`meta.projection_epoch`, advanced at each start by
+//! `rules::revision::next_epoch`, compare-and-set), and the sequence is shared too, without a row
+//! written per projection: on PostgreSQL a database `SEQUENCE`, read together with the epoch under
+//! a *shared* advisory lock that an epoch change takes *exclusively* until it commits. Shared
+//! locks never wait for each other and `nextval` is not transactional, so the reservations of
+//! every instance run in parallel, yet every reservation that starts after another returned gets
+//! a greater pair: same phase between two epoch changes → same epoch, greater sequence; a later
+//! phase → a greater epoch. A database restart (which could hand out a sequence value again) is
+//! detected by the server start time recorded with the epoch and advances the epoch first. The
+//! whole argument is in [`revision`]. On SQLite, one writer at a time: the sequence is the
+//! epoch row's counter, one short WAL append per reservation.
 //!
-//! The row lock serializes reservations, so the `(epoch, sequence)` pairs handed out by all
-//! instances form one strictly increasing sequence; an instance that started earlier picks up a
-//! newer epoch as soon as another instance restarts. The cost is one single-row write per
-//! projection, the price of a total order without clock assumptions (blocks of sequences per
-//! instance would not be ordered across instances). With one instance the behaviour is exactly
-//! SPEC §5's "epoch per start, process-wide sequence".
+//! **Events** fan out through the database itself ([`outbox`]): every instance inserts what it
+//! publishes into `event_outbox` (offset = the row id), `NOTIFY` wakes every instance, each reads
+//! the new rows in offset order and sends them to its sockets. A client on any instance sees
+//! every event in one order and can resume on any instance from its last offset
+//! (docs/server-api.md, "Several instances").
 
 pub mod clock;
 pub mod db;
