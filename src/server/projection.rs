@@ -1,21 +1,28 @@
 //! The authoritative projection (SPEC §2, §4): per-session pending action for a list of sessions,
 //! the task action, and the projection carried by `session.message.*` events.
 //!
-//! Storage reads every row of the sessions concerned in one snapshot; the decision is
-//! [`rules::pending::session_pending_action`] (current turn without lifecycle turns and
-//! unpublished reservations, session quarantine, terminal sessions clean) and
-//! [`rules::pending::task_pending_action`]. A read or decode failure is an error: never a falsely
-//! clean answer.
+//! The decision is [`rules::pending::session_pending_action_with`] (current turn without
+//! lifecycle turns and unpublished reservations, session quarantine, terminal sessions clean) and
+//! [`rules::pending::task_pending_action`]. The projector reads, in one snapshot, only what that
+//! rule reads ([`load_pending_snapshots`]): the session row, its turns, which of them messages
+//! reference, and the request rows of the turn [`rules::pending::session_pending_read`] names, so
+//! an event costs the same on a long transcript as on a short one. [`load_snapshots`] reads every
+//! message, for the callers that need the transcript. A read or decode failure is an error: never
+//! a falsely clean answer.
 //!
-//! [`rules::pending::session_pending_action`]: crate::rules::pending::session_pending_action
+//! [`rules::pending::session_pending_action_with`]: crate::rules::pending::session_pending_action_with
+//! [`rules::pending::session_pending_read`]: crate::rules::pending::session_pending_read
 //! [`rules::pending::task_pending_action`]: crate::rules::pending::task_pending_action
 
 use std::cmp::Ordering;
 
 use serde_json::{json, Map, Value};
 
-use crate::rules::model::{PendingAction, Revision, SessionRecord, SessionState};
-use crate::rules::pending::{session_pending_action, task_pending_action, SessionActionReason};
+use crate::rules::model::{MessageRecord, PendingAction, Revision, SessionRecord, SessionState};
+use crate::rules::pending::{
+    session_pending_action, session_pending_action_with, session_pending_read, task_pending_action,
+    PendingRead, SessionActionReason,
+};
 use crate::rules::time::Timestamp;
 
 use super::db::Backend;
@@ -24,9 +31,13 @@ use super::events::{
     Event, EventSink, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED, SESSION_MESSAGE_UPDATED,
 };
 use super::revision::RevisionClock;
-use super::storage::{messages_on, session_on, turns_on, MessageRow, SessionRow, Storage, TurnRow};
+use super::storage::{
+    messages_on, referenced_turns_on, session_on, turn_requests_on, turns_on, MessageRow,
+    SessionRow, Storage, TurnRow,
+};
 
-/// Every row one session's projection reads, from one snapshot.
+/// Every row of one session, its whole transcript included, from one snapshot (respond, the
+/// REST turn history, the simulator; the projector reads a [`PendingSnapshot`]).
 #[derive(Clone, Debug)]
 pub struct SessionSnapshot {
     pub session: SessionRow,
@@ -45,18 +56,106 @@ impl SessionSnapshot {
     }
 }
 
-/// Reads the snapshots of `session_ids` in one read transaction (REPEATABLE READ on
-/// PostgreSQL; a SQLite read transaction is a snapshot already).
-pub async fn load_snapshots(
-    storage: &Storage,
-    session_ids: &[&str],
-) -> Result<Vec<SessionSnapshot>> {
+/// What one session's pending action reads, from one snapshot: the session row, its turns, the
+/// turns its messages reference, and the `clarification_request` / `permission_request` rows of
+/// the turn the rule reads (storage's prefilter: the only rows of that turn the rule counts).
+#[derive(Clone, Debug)]
+pub struct PendingSnapshot {
+    pub session: SessionRow,
+    pub turns: Vec<TurnRow>,
+    /// The ids of the session's turns that at least one of its messages references, sorted.
+    pub referenced: Vec<String>,
+    /// The request rows of the turn [`session_pending_read`] named, in insertion order; empty
+    /// when it decided without reading a turn.
+    pub requests: Vec<MessageRow>,
+}
+
+impl PendingSnapshot {
+    /// Whether any message of the session references `turn_id`.
+    pub fn is_referenced(&self, turn_id: &str) -> bool {
+        self.referenced
+            .binary_search_by(|id| id.as_str().cmp(turn_id))
+            .is_ok()
+    }
+
+    /// The session's authoritative pending action (SPEC §4), decided by the rules: equal to
+    /// [`SessionSnapshot::pending_action`] over the whole transcript of the same snapshot.
+    pub fn pending_action(&self) -> (Option<PendingAction>, SessionActionReason) {
+        session_pending_action_with(
+            Some(self.session.state()),
+            Some(&self.turns[..]),
+            |turn_id| self.is_referenced(turn_id),
+            |turn_id| {
+                self.requests
+                    .iter()
+                    .filter(move |m| m.turn_id() == Some(turn_id))
+            },
+        )
+    }
+}
+
+/// A read transaction: REPEATABLE READ on PostgreSQL; a SQLite read transaction is a snapshot
+/// already.
+async fn read_transaction(storage: &Storage) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
     let mut tx = storage.db().pool().begin().await?;
     if storage.db().backend() == Backend::Postgres {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await?;
     }
+    Ok(tx)
+}
+
+/// Reads what the pending action of each of `session_ids` reads ([`PendingSnapshot`]), in one
+/// read transaction. The rule names the turn to read ([`session_pending_read`]) from the turns
+/// and the referenced set; its request rows are read in the same transaction.
+pub async fn load_pending_snapshots(
+    storage: &Storage,
+    session_ids: &[&str],
+) -> Result<Vec<PendingSnapshot>> {
+    let mut tx = read_transaction(storage).await?;
+    let mut snapshots = Vec::with_capacity(session_ids.len());
+    for id in session_ids {
+        let session = session_on(&mut tx, id).await?;
+        let turns = turns_on(&mut tx, id).await?;
+        let mut snapshot = PendingSnapshot {
+            session,
+            turns,
+            referenced: referenced_turns_on(&mut tx, id).await?,
+            requests: Vec::new(),
+        };
+        let read = session_pending_read(
+            Some(snapshot.session.state()),
+            Some(&snapshot.turns[..]),
+            |turn_id| snapshot.is_referenced(turn_id),
+        );
+        if let PendingRead::Turn(turn_id) = read {
+            snapshot.requests = turn_requests_on(&mut tx, id, turn_id).await?;
+        }
+        snapshots.push(snapshot);
+    }
+    tx.commit().await?;
+    Ok(snapshots)
+}
+
+/// The [`PendingSnapshot`] of one session ([`ServerError::NotFound`] when it does not exist).
+pub async fn load_pending_snapshot(storage: &Storage, session_id: &str) -> Result<PendingSnapshot> {
+    load_pending_snapshots(storage, &[session_id])
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ServerError::NotFound {
+            what: "session",
+            id: session_id.to_owned(),
+        })
+}
+
+/// Reads the snapshots of `session_ids`, every message included, in one read transaction.
+pub async fn load_snapshots(
+    storage: &Storage,
+    session_ids: &[&str],
+) -> Result<Vec<SessionSnapshot>> {
+    let mut tx = read_transaction(storage).await?;
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
         let session = session_on(&mut tx, id).await?;
@@ -181,10 +280,11 @@ impl Projector {
         &self.clock
     }
 
-    /// Projects the given sessions. The revision is reserved **before** the read (SPEC §5).
+    /// Projects the given sessions. The revision is reserved **before** the read (SPEC §5); the
+    /// read is what the rule reads ([`load_pending_snapshots`]), not the transcript.
     pub async fn project_sessions(&self, session_ids: &[&str]) -> Result<Vec<SessionProjection>> {
         let revision = self.clock.reserve().await?;
-        let snapshots = load_snapshots(&self.storage, session_ids).await?;
+        let snapshots = load_pending_snapshots(&self.storage, session_ids).await?;
         Ok(snapshots
             .into_iter()
             .map(|snapshot| {

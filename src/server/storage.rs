@@ -10,7 +10,7 @@ use crate::rules::model::{
     Message, MessageKind, MessageRecord, RequestStatus, SessionState, TurnFlags, TurnRecord,
 };
 use crate::rules::time::Timestamp;
-use crate::wire::{self, Json, Path};
+use crate::wire::{self, Json, MessageMeaning, Path};
 
 use super::db::{col, Db};
 use super::error::{Result, ServerError};
@@ -937,6 +937,65 @@ pub(crate) async fn messages_on(
     rows.iter().map(MessageRow::read).collect()
 }
 
+/// The `type`s of the rows [`rules::pending::turn_pending_action`] counts (every other type is
+/// [`MessageKind::Other`] to the rules): the prefilter of [`turn_requests_on`].
+///
+/// [`rules::pending::turn_pending_action`]: crate::rules::pending::turn_pending_action
+pub(crate) const REQUEST_TYPES: [&str; 2] = ["clarification_request", "permission_request"];
+
+/// The ids of the session's turns that at least one of its messages references (by the
+/// decoder's reading of `turn_id`), sorted: the `is_referenced` of the turn rule without reading
+/// the messages themselves (one index probe per turn).
+pub(crate) async fn referenced_turns_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<Vec<String>> {
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT t.id FROM turns t WHERE t.session_id = $1 AND EXISTS \
+         (SELECT 1 FROM messages m WHERE m.session_id = $1 AND m.turn_id = t.id)",
+    )
+    .bind(session_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut ids: Vec<String> = ids
+        .into_iter()
+        .filter(|id| MessageMeaning::turn_id_of(Some(id)).is_some())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// The messages of one turn of a session whose `type` is one of [`REQUEST_TYPES`], in the order
+/// of [`messages_on`] (`seq`, insertion order): the rows the pending rule reads of its current
+/// turn.
+pub(crate) async fn turn_requests_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    turn_id: &str,
+) -> Result<Vec<MessageRow>> {
+    let [clarification, permission] = REQUEST_TYPES;
+    // Ordered here, not by `ORDER BY seq`: without statistics SQLite would rather walk the
+    // session's whole `(session_id, seq)` index in order than sort the turn's few request rows
+    // it finds through `messages_session_turn`.
+    let rows = sqlx::query(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND turn_id = $2 \
+         AND message_type IN ($3, $4)"
+    ))
+    .bind(session_id)
+    .bind(turn_id)
+    .bind(clarification)
+    .bind(permission)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut messages = rows
+        .iter()
+        .map(MessageRow::read)
+        .collect::<Result<Vec<MessageRow>>>()?;
+    messages.sort_by_key(|m| m.seq);
+    Ok(messages)
+}
+
 /// Compare-and-set of a message's metadata on its version, on a given connection.
 pub(crate) async fn cas_message_metadata_on(
     conn: &mut AnyConnection,
@@ -989,4 +1048,21 @@ pub(crate) async fn insert_intent_on(conn: &mut AnyConnection, intent: &IntentRo
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_request_prefilter_is_the_rules_request_kinds() {
+        let kinds = REQUEST_TYPES.map(MessageKind::parse);
+        assert_eq!(
+            kinds,
+            [
+                MessageKind::ClarificationRequest,
+                MessageKind::PermissionRequest
+            ]
+        );
+    }
 }

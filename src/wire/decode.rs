@@ -357,6 +357,12 @@ pub struct MessageMeaning<'a> {
 }
 
 impl<'a> MessageMeaning<'a> {
+    /// The turn a message's `turn_id` text names (`""` is none): what a reader that keeps only
+    /// message turn ids (the server's referenced-turn set) reads of them.
+    pub fn turn_id_of(turn_id: Option<&'a str>) -> Option<&'a str> {
+        turn_id.filter(|t| !t.is_empty())
+    }
+
     /// `""` ids are absent, an absent or unknown type is [`MessageKind::Other`], an absent or
     /// empty status is pending, an absent `created_at` is the lowest timestamp.
     pub fn of(
@@ -368,7 +374,7 @@ impl<'a> MessageMeaning<'a> {
         updated_at: Option<&str>,
     ) -> Self {
         MessageMeaning {
-            turn_id: turn_id.filter(|t| !t.is_empty()),
+            turn_id: Self::turn_id_of(turn_id),
             kind: message_type.map_or(MessageKind::Other, MessageKind::parse),
             status: RequestStatus::parse(status),
             pending_id: pending_id.filter(|p| !p.is_empty()),
