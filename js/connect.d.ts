@@ -4,7 +4,8 @@ import type { FrameOutcome } from './task_projection.js';
 /** What `connect` asks the app to fetch again. */
 export interface RefetchRequest {
   /** `"all"`: the task list, the open task's sessions, the open session's turns and messages
-   * (every connection's `server.hello`); `"sessions"`: one task's session list. */
+   * (a connection's `server.hello` that did not resume the stream); `"sessions"`: one task's
+   * session list. */
   what: 'all' | 'sessions';
   /** For `"sessions"`. */
   taskId?: string | null;
@@ -48,8 +49,12 @@ export interface FrameSink {
 
 /**
  * Feeds `store` from the reference server's WebSocket at `url`: every frame through
- * `store.applyFrame`, `refetch` when the outcome asks (every `server.hello`, `session.created`),
- * reconnecting with backoff after a close until `close()`.
+ * `store.applyFrame`, `refetch` when the outcome asks (a `server.hello` that did not resume,
+ * `session.created`), reconnecting with backoff after a close until `close()`. A reconnection
+ * asks the server to resume after the last frame the store took: `url` with the query parameters
+ * `since` (that frame's offset) and `stream` (the last hello's) set, the others kept; a hello that
+ * says `resumed` asks no refetch. It asks only when it knows both (an old server sends neither)
+ * and every refetch asked since the last full one succeeded; otherwise `url` as given.
  * @example
  * const link = connect(`${location.origin.replace(/^http/, "ws")}/api/v1/ws`, store, {
  *   refetch: ({ what, taskId }) => (what === "all" ? loadEverything() : loadSessions(taskId)),

@@ -1,10 +1,13 @@
 // `task-projection/connect`: a store fed from the reference server's WebSocket (docs/server-api.md).
 // Opens the socket, hands every frame to `store.applyFrame`, calls `refetch` when the outcome asks
-// for it (every connection's `server.hello`: what was published while there was none is lost;
-// `session.created`: the task's session list), and reconnects after a close with exponential
-// backoff and jitter, until `close()`. Plain JS, no wasm of its own (its errors are read.js's):
-// any object with `applyFrame` works (the store of any entry). It decides nothing about the data:
-// the frame's outcome (the store's rules) says what to refetch.
+// for it (a connection's `server.hello` that did not resume the stream: what was published while
+// there was none is lost; `session.created`: the task's session list), and reconnects after a
+// close with exponential backoff and jitter, until `close()`. A reconnection asks the server to
+// resume the stream (`?since=<offset>&stream=<stream>`) after the last frame the store took, so a
+// resumed hello needs no refetch. Plain JS, no wasm of its own (its errors are read.js's): any
+// object with `applyFrame` works (the store of any entry). It decides nothing about the data: the
+// frame's outcome (the store's rules) says what to refetch; it only keeps the connection's place
+// in the stream.
 
 import { taskProjectionError } from './read.js';
 
@@ -15,6 +18,29 @@ const report = (error) => {
   if (typeof globalThis.reportError === 'function') globalThis.reportError(error);
   else setTimeout(() => { throw error; });
 };
+
+/**
+ * `url` with the query parameters `since` and `stream` set to `since` and `stream` (any previous
+ * ones removed; the other parameters, the path and a fragment kept as they are written). Text
+ * only, so a relative URL stays relative.
+ */
+function resumeUrl(url, since, stream) {
+  const hashAt = url.indexOf('#');
+  const hash = hashAt < 0 ? '' : url.slice(hashAt);
+  const rest = hashAt < 0 ? url : url.slice(0, hashAt);
+  const queryAt = rest.indexOf('?');
+  const base = queryAt < 0 ? rest : rest.slice(0, queryAt);
+  const kept = [];
+  if (queryAt >= 0) {
+    for (const part of rest.slice(queryAt + 1).split('&')) {
+      if (part === '') continue;
+      const name = new URLSearchParams(part).keys().next().value;
+      if (name !== 'since' && name !== 'stream') kept.push(part);
+    }
+  }
+  kept.push(`since=${since}`, `stream=${encodeURIComponent(stream)}`);
+  return `${base}?${kept.join('&')}${hash}`;
+}
 
 /**
  * Connects `store` to `url`. Options: `refetch({ what: "all" | "sessions", taskId?, reason })`
@@ -46,6 +72,20 @@ export function connect(url, store, options) {
   let timer = null;
   let failures = 0;
   let stopped = false;
+  // The place in the server's event stream: the last hello's `stream`, and the offset of the last
+  // frame the store took (after a hello that did not resume: that hello's `offset`, the last event
+  // before the connection, which the refetch it asked for covers; after a resumed one: unchanged,
+  // since the server replays every event after the `since` it was sent). `null`: unknown (an old
+  // server, or no offset yet), and then a reconnection does not ask to resume.
+  let stream = null;
+  let since = null;
+  // The refetches asked since the last hello that was not resumed (`round` counts those hellos):
+  // how many have not settled, and whether one failed. A reconnection resumes only when none is
+  // outstanding and none failed: a resumed stream brings no refetch, so what a failed or unfinished
+  // refetch left out would stay missing (without resuming, the next hello refetches everything).
+  let round = 0;
+  let unsettled = 0;
+  let refetchFailed = false;
 
   const status = (s, detail) => {
     try {
@@ -62,10 +102,41 @@ export function connect(url, store, options) {
     }
   };
   const ask = (request) => {
+    const mine = round;
+    unsettled += 1;
+    const settled = (ok) => {
+      if (mine !== round) return; // a later full refetch supersedes it
+      unsettled -= 1;
+      if (!ok) refetchFailed = true;
+    };
     try {
-      Promise.resolve(o.refetch(request)).catch(fail);
+      Promise.resolve(o.refetch(request)).then(() => settled(true), (error) => {
+        settled(false);
+        fail(error);
+      });
     } catch (error) {
+      settled(false);
       fail(error);
+    }
+  };
+  /** The URL of the next connection: `url`, asking to resume where the store is. */
+  const target = () => {
+    const plain = String(url);
+    if (stream === null || since === null || unsettled !== 0 || refetchFailed) return plain;
+    return resumeUrl(plain, since, stream);
+  };
+  /** Keeps the place in the stream from a frame's outcome (see `stream`, `since`). */
+  const track = (outcome) => {
+    if (outcome.type === 'server.hello') {
+      stream = typeof outcome.stream === 'string' ? outcome.stream : null;
+      if (outcome.refetch !== null) {
+        since = typeof outcome.offset === 'number' ? outcome.offset : null;
+        round += 1;
+        unsettled = 0;
+        refetchFailed = false;
+      }
+    } else if (typeof outcome.offset === 'number') {
+      since = outcome.offset;
     }
   };
 
@@ -75,7 +146,7 @@ export function connect(url, store, options) {
     status('connecting');
     let s;
     try {
-      s = new Socket(String(url));
+      s = new Socket(target());
     } catch (error) {
       fail(error);
       wait();
@@ -93,9 +164,10 @@ export function connect(url, store, options) {
       try {
         outcome = store.applyFrame(event.data);
       } catch (error) {
-        fail(error); // a malformed frame: the store changed nothing
+        fail(error); // a malformed frame: the store changed nothing (nor the place in the stream)
         return;
       }
+      track(outcome);
       if (onFrame !== null) {
         try {
           onFrame(outcome, event.data);

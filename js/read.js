@@ -218,9 +218,10 @@ function readMessage(v, event) {
 }
 
 /**
- * A WebSocket frame (docs/server-api.md: `{ type, payload }`, or its JSON text) read once: its
- * `type` (a string) and its `payload` (not read here: the apply call it is routed to reads it).
- * Throws a TaskProjectionError (`invalid_value` for text that is not JSON, `invalid_type`).
+ * A WebSocket frame (docs/server-api.md: `{ type, payload, offset? }`, or its JSON text) read
+ * once: its `type` (a string), its `payload` (not read here: the apply call it is routed to reads
+ * it) and its `offset` in the server's event stream (`null` when absent or `null`). Throws a
+ * TaskProjectionError (`invalid_value` for text that is not JSON, `invalid_type`).
  */
 export function readFrame(frame) {
   root = 'frame';
@@ -242,14 +243,27 @@ export function readFrame(frame) {
     const type = value.type;
     key = 'payload';
     const payload = value.payload;
+    key = 'offset';
+    const offset = value.offset;
     if (typeof type !== 'string') {
       path.push('type');
       throw refuse('invalid_type', `expected a string, got ${typeName(type)}`);
     }
-    return { type, payload };
+    return { type, payload, offset: offset === undefined || offset === null ? null : streamOffset(offset) };
   } catch (error) {
     throw unreadableAt(error, key);
   }
+}
+
+/**
+ * A frame's `offset`: a Number that is an integer from 0 to 2^53 - 1 (`-0` is 0), else a
+ * TaskProjectionError `invalid_type` at `frame.offset` (as the wasm decoder refuses a hello's
+ * `payload.offset`: src/wire/events.rs `offset`).
+ */
+function streamOffset(v) {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v === 0 ? 0 : v;
+  path.push('offset');
+  throw refuse('invalid_type', `expected a non-negative integer up to 2^53 - 1, got ${typeName(v)}${typeof v === 'number' ? ` (${v})` : ''}`);
 }
 
 /** `leaf(v)` for the field `key` of the value being read (the key completes an error's path). */
@@ -1035,8 +1049,9 @@ export const SESSION_EVENT = obj({
   pending_action_revision: REVISION,
 });
 export const SUMMARY_EVENT = obj({ task_id: LEAF, status_summary: kept(SUMMARY) });
-/** `server.hello`'s payload: what `__hello` reads. */
-export const HELLO = obj({ epoch: LEAF });
+/** `server.hello`'s payload: what `__hello` reads (`stream` and `offset` it only validates:
+ * `applyFrame` reports them). */
+export const HELLO = obj({ epoch: LEAF, stream: LEAF, offset: LEAF, resumed: LEAF });
 /** `task.deleted`'s payload. */
 export const TASK_DELETED = obj({ task_id: LEAF });
 export const TASK_INPUT = obj({

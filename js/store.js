@@ -256,8 +256,8 @@ const MESSAGE_FRAMES = Object.freeze({
 });
 
 /** What `applyFrame` did (FrameOutcome in the declarations). */
-function frameOutcome(type, applied, reason, refetch, taskId) {
-  const out = { type, applied, reason, refetch };
+function frameOutcome(type, applied, reason, refetch, offset, taskId) {
+  const out = { type, applied, reason, refetch, offset };
   if (refetch === 'sessions') out.taskId = taskId;
   return out;
 }
@@ -449,18 +449,19 @@ export class ProjectionStore {
   // ---- frames -------------------------------------------------------------------------------
 
   /**
-   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload }` or its
-   * JSON text, routed to the apply call its type names. Returns what happened and what to
-   * refetch; a type the store keeps nothing of is reported, not thrown. A malformed payload
-   * throws the typed error of that apply call, with nothing changed.
+   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload, offset? }`
+   * or its JSON text, routed to the apply call its type names. Returns what happened, what to
+   * refetch and the frame's stream offset; a type the store keeps nothing of is reported, not
+   * thrown. A malformed offset or payload throws the typed error (of that apply call), with
+   * nothing changed.
    */
   applyFrame(frame) {
     const s = live(this);
-    const { type, payload } = readFrame(frame);
+    const { type, payload, offset } = readFrame(frame);
     const kind = MESSAGE_FRAMES[type];
     if (kind !== undefined) {
       this.applyMessageEvent(kind, payload);
-      return frameOutcome(type, true, s.wasm.lastReason(), null);
+      return frameOutcome(type, true, s.wasm.lastReason(), null, offset);
     }
     switch (type) {
       case 'turn.started':
@@ -476,7 +477,7 @@ export class ProjectionStore {
         const copy = readArg(payload, SESSION_EVENT, 'payload');
         this.applySessionEvent(copy);
         const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
-        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', taskId);
+        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', offset, taskId);
       }
       case 'task.status_summary.updated':
         this.applyStatusSummaryEvent(payload);
@@ -493,16 +494,22 @@ export class ProjectionStore {
         break;
       }
       case 'server.hello': {
-        one(payload, HELLO, 'payload');
+        // Read once into a copy: the wasm decoder validates it (and the rule reads `epoch` and
+        // `resumed`); the outcome reports the copy's `stream` and `offset` (the offset of the
+        // last event published before this connection).
+        const copy = readArg(payload, HELLO, 'payload');
+        one(copy, HELLO, 'payload');
         const refetch = s.wasm.__hello();
-        return frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null);
+        const out = frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null, typeof copy.offset === 'number' ? copy.offset + 0 : null);
+        out.stream = typeof copy.stream === 'string' ? copy.stream : null;
+        return out;
       }
       case 'task.stalled':
-        return frameOutcome(type, false, 'not_stored', null);
+        return frameOutcome(type, false, 'not_stored', null, offset);
       default:
-        return frameOutcome(type, false, 'unknown_frame_type', null);
+        return frameOutcome(type, false, 'unknown_frame_type', null, offset);
     }
-    return frameOutcome(type, true, s.wasm.lastReason(), null);
+    return frameOutcome(type, true, s.wasm.lastReason(), null, offset);
   }
 
   // ---- selection ----------------------------------------------------------------------------

@@ -124,11 +124,14 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// Increases on every change of the state.
-    /// A connection's `server.hello` with the server's `epoch`: what it means for the state held
-    /// ([`crate::rules::connection::hello`]); the epoch is remembered. No answer changes.
-    pub fn apply_hello(&mut self, epoch: &str) -> crate::rules::connection::Hello {
-        let hello = crate::rules::connection::hello(self.server_epoch.as_deref(), epoch);
-        if hello != crate::rules::connection::Hello::SameEpoch {
+    /// A connection's `server.hello` with the server's `epoch`, and whether the server
+    /// `resumed` the client's stream: what it means for the state held
+    /// ([`crate::rules::connection::hello`]); the epoch is remembered (a resumed hello's too). No
+    /// answer changes.
+    pub fn apply_hello(&mut self, epoch: &str, resumed: bool) -> crate::rules::connection::Hello {
+        let hello = crate::rules::connection::hello(self.server_epoch.as_deref(), epoch, resumed);
+        // Kept as is when it is the same text (no allocation per reconnection).
+        if self.server_epoch.as_deref() != Some(epoch) {
             self.server_epoch = Some(epoch.into());
         }
         hello

@@ -26,7 +26,8 @@ pub enum Reason {
     /// A session event older than the session's state (`updated_at`), without a newer
     /// projection.
     OlderStateIgnored,
-    /// A connection's `server.hello` (`applyFrame`): the first one, the same epoch, a new one.
+    /// A connection's `server.hello` (`applyFrame`): the first one, the same epoch, a new one, a
+    /// resumed stream.
     Hello(Hello),
     // session action / current turn
     AuthoritativeProjection,
@@ -74,6 +75,7 @@ impl Reason {
                 Hello::First => "first_hello",
                 Hello::SameEpoch => "same_epoch",
                 Hello::NewEpoch => "new_epoch",
+                Hello::Resumed => "resumed",
             },
             Reason::AuthoritativeProjection => "authoritative_projection",
             Reason::SessionUnknown => "session_unknown",

@@ -431,6 +431,9 @@ impl JsProjectionStore {
 
     /// `__hello()`: a `server.hello` frame's payload (on the tape), for `applyFrame`; whether the
     /// client refetches its REST state (`lastReason()`: `first_hello`, `same_epoch`, `new_epoch`).
+    // Also `resumed` (no refetch). The payload's `stream` and `offset` are validated here, and
+    // `applyFrame` reports them from its own copy. (Not in the doc comment above: wasm-bindgen
+    // copies doc comments into the JS glue, whose gzip budget is nearly full.)
     #[wasm_bindgen(js_name = __hello, skip_typescript)]
     pub fn hello(&self) -> Result<bool, JsValue> {
         let hello = with_tape(|t| api::apply_hello(&mut self.store.borrow_mut(), &t.arg(0)))?;

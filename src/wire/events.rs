@@ -7,7 +7,7 @@ use crate::rules::revision::PendingProjection;
 use crate::store::{MessageEvent, MessageEventKind, TaskInput, TurnEvent};
 
 use super::decode;
-use super::{Path, Wire};
+use super::{Kind, Path, Wire};
 
 /// `"added" | "updated" | "deleted"`.
 pub fn message_event_kind<W: Wire>(
@@ -131,4 +131,165 @@ pub fn task_inputs<W: Wire + Clone>(
     (0..len)
         .map(|i| task_input(&value.at(i), &path.index(i)))
         .collect()
+}
+
+/// A `server.hello` payload (docs/server-api.md): `epoch`, and the stream resume fields, each
+/// optional (an old server sends only `epoch` and `started_at`, which is a hello that did not
+/// resume).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HelloInput<T> {
+    pub epoch: T,
+    /// The event stream the offsets belong to.
+    pub stream: Option<T>,
+    /// The offset of the last event published before this connection.
+    pub offset: Option<u64>,
+    /// Whether the server honoured the client's `since` (absent or `null`: it did not).
+    pub resumed: bool,
+}
+
+/// `server.hello`: `epoch` a string, `stream` a string, `offset` a stream offset, `resumed` a
+/// boolean; each but `epoch` may be absent or `null`.
+pub fn hello<W: Wire>(value: &W, path: &Path<'_>) -> Result<HelloInput<W::Text>, WireError> {
+    decode::object(value, path)?;
+    Ok(HelloInput {
+        epoch: decode::text(&value.get("epoch"), &path.key("epoch"))?,
+        stream: decode::optional_text(&value.get("stream"), &path.key("stream"))?,
+        offset: offset(&value.get("offset"), &path.key("offset"))?,
+        resumed: decode::boolean(&value.get("resumed"), &path.key("resumed"))?,
+    })
+}
+
+/// `Number.MAX_SAFE_INTEGER`: the largest offset a JS Number holds exactly.
+const MAX_OFFSET: u64 = (1 << 53) - 1;
+
+/// A stream offset, or `None` for `undefined`/`null`: a Number that is an integer from 0 to
+/// 2^53 - 1 (a client keeps it as a Number and sends it back as `since`; a BigInt is refused, as
+/// `js/read.js` refuses it in a frame's `offset`).
+fn offset<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    match value.unsigned() {
+        Some(n) if n <= MAX_OFFSET && value.kind() == Kind::Number => Ok(Some(n)),
+        _ => Err(WireError::InvalidType {
+            field: path.to_string(),
+            expected: "a non-negative integer up to 2^53 - 1",
+            got: value.kind().name(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::rules::connection::Hello;
+    use crate::store::ProjectionStore;
+    use crate::wire::{store_api, Json};
+    use serde_json::{json, Value};
+
+    fn decoded(payload: &Value) -> Result<HelloInput<String>, WireError> {
+        let h = hello(&Json::new(payload), &Path::Root("payload"))?;
+        Ok(HelloInput {
+            epoch: h.epoch.to_owned(),
+            stream: h.stream.map(str::to_owned),
+            offset: h.offset,
+            resumed: h.resumed,
+        })
+    }
+
+    fn refused(payload: &Value) -> (ErrorCode, String) {
+        let error = decoded(payload).expect_err("refused");
+        let field = match &error {
+            WireError::InvalidType { field, .. } => field.clone(),
+            other => panic!("{other:?}"),
+        };
+        (error.code(), field)
+    }
+
+    #[test]
+    fn a_hello_of_an_old_server_did_not_resume() {
+        let h = decoded(&json!({"epoch": "7", "started_at": "2026-12-01T00:00:00Z"})).expect("ok");
+        assert_eq!(
+            h,
+            HelloInput {
+                epoch: "7".to_owned(),
+                stream: None,
+                offset: None,
+                resumed: false
+            }
+        );
+        let h = decoded(&json!({"epoch": "7", "stream": null, "offset": null, "resumed": null}))
+            .expect("null is absent");
+        assert_eq!((h.stream, h.offset, h.resumed), (None, None, false));
+    }
+
+    #[test]
+    fn a_hello_with_its_stream_fields() {
+        let h = decoded(&json!({"epoch": "7", "stream": "s-1", "offset": 42, "resumed": true}))
+            .expect("ok");
+        assert_eq!(
+            (h.stream.as_deref(), h.offset, h.resumed),
+            (Some("s-1"), Some(42), true)
+        );
+        let h = decoded(&json!({"epoch": "7", "offset": 0, "resumed": false})).expect("ok");
+        assert_eq!((h.offset, h.resumed), (Some(0), false));
+        let max = 9_007_199_254_740_991u64;
+        let h = decoded(&json!({"epoch": "7", "offset": max})).expect("2^53 - 1");
+        assert_eq!(h.offset, Some(max));
+    }
+
+    #[test]
+    fn malformed_stream_fields_are_typed_errors() {
+        let bad = [
+            (json!({"epoch": "7", "resumed": "true"}), "payload.resumed"),
+            (json!({"epoch": "7", "resumed": 1}), "payload.resumed"),
+            (json!({"epoch": "7", "stream": 5}), "payload.stream"),
+            (json!({"epoch": "7", "stream": {}}), "payload.stream"),
+            (json!({"epoch": "7", "offset": -1}), "payload.offset"),
+            (json!({"epoch": "7", "offset": 1.5}), "payload.offset"),
+            (json!({"epoch": "7", "offset": "3"}), "payload.offset"),
+            (
+                json!({"epoch": "7", "offset": 9_007_199_254_740_992u64}),
+                "payload.offset",
+            ),
+            (json!({"epoch": "7", "offset": u64::MAX}), "payload.offset"),
+            (
+                json!({"stream": "s", "offset": 1, "resumed": true}),
+                "payload.epoch",
+            ),
+        ];
+        for (payload, field) in bad {
+            assert_eq!(
+                refused(&payload),
+                (ErrorCode::InvalidType, field.into()),
+                "{payload}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_resumed_hello_asks_for_no_refetch_and_still_updates_the_epoch() {
+        let mut store = ProjectionStore::<Value>::new();
+        let apply = |store: &mut ProjectionStore<Value>, payload: Value| {
+            store_api::apply_hello(store, &Json::new(&payload)).expect("a hello")
+        };
+        assert_eq!(apply(&mut store, json!({"epoch": "1"})), Hello::First);
+        let resumed = apply(
+            &mut store,
+            json!({"epoch": "2", "stream": "s", "offset": 5, "resumed": true}),
+        );
+        assert_eq!(resumed, Hello::Resumed);
+        assert!(!resumed.refetch());
+        // The resumed hello's epoch is the one held now.
+        assert_eq!(apply(&mut store, json!({"epoch": "2"})), Hello::SameEpoch);
+        assert_eq!(
+            apply(&mut store, json!({"epoch": "1", "resumed": false})),
+            Hello::NewEpoch
+        );
+        // A malformed hello changes nothing, not even the epoch held.
+        let bad = json!({"epoch": "3", "resumed": "yes"});
+        assert!(store_api::apply_hello(&mut store, &Json::new(&bad)).is_err());
+        assert_eq!(apply(&mut store, json!({"epoch": "1"})), Hello::SameEpoch);
+    }
 }

@@ -128,15 +128,15 @@ pub fn remove_task<W: Wire, P: Clone>(
     Ok(store.remove_task(&task_id))
 }
 
-/// A `server.hello` frame's payload (`{ epoch, started_at }`): what it means for the state held.
+/// A `server.hello` frame's payload (`{ epoch, started_at, stream?, offset?, resumed? }`): what
+/// it means for the state held. `stream` and `offset` are validated (the caller hands them on);
+/// the store reads `epoch` and `resumed`.
 pub fn apply_hello<W: Wire, P: Clone>(
     store: &mut ProjectionStore<P>,
     payload: &W,
 ) -> Result<crate::rules::connection::Hello, WireError> {
-    let path = Path::Root("payload");
-    decode::object(payload, &path)?;
-    let epoch = decode::text(&payload.get("epoch"), &path.key("epoch"))?;
-    Ok(store.apply_hello(epoch.as_ref()))
+    let hello = events::hello(payload, &Path::Root("payload"))?;
+    Ok(store.apply_hello(hello.epoch.as_ref(), hello.resumed))
 }
 
 /// `applyTaskSnapshot(token, tasks)`.

@@ -1,8 +1,12 @@
 // task-projection/connect against a scripted WebSocket and a manual clock: frames reach the store,
-// every server.hello (first connection, reconnection, restarted server) asks for a refetch of
-// everything and session.created for the task's sessions, a malformed frame goes to onError with
-// the store unchanged, closes reconnect with exponential backoff (reset once a connection opens),
-// close() stops for good, and bad arguments are typed errors.
+// every server.hello that did not resume (first connection, reconnection, restarted server, an old
+// server) asks for a refetch of everything and session.created for the task's sessions, a
+// malformed frame goes to onError with the store unchanged, closes reconnect with exponential
+// backoff (reset once a connection opens), close() stops for good, and bad arguments are typed
+// errors. Resuming: a reconnection asks for the stream after the last offset the store took
+// (`since`, `stream` in the URL, its other parameters kept), a resumed hello asks no refetch, and
+// it does not ask to resume without a stream, after a failed or unfinished refetch, or past a
+// frame the store rejected.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProjectionStore } from 'task-projection';
@@ -47,6 +51,19 @@ function manualClock() {
 const T = 'task-1';
 const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
 const hello = (epoch) => ({ type: 'server.hello', payload: { epoch, started_at: at(0) } });
+/** A hello of a server that can resume (`stream`, `offset`, `resumed`). */
+const helloAt = (stream, offset, resumed, epoch = '7') => ({ type: 'server.hello', payload: { epoch, started_at: at(0), stream, offset, resumed } });
+/** A message event at stream offset `offset` (a new message each time). */
+const messageAt = (offset) => ({
+  type: 'session.message.added',
+  offset,
+  payload: {
+    message_id: `m${offset}`, session_id: 's1', task_id: T, turn_id: 't1', type: 'message', author_type: 'agent',
+    metadata: {}, created_at: at(3), updated_at: at(3),
+  },
+});
+/** Lets the refetches' promises settle. */
+const settle = () => new Promise((r) => setImmediate(r));
 const question = {
   type: 'session.message.added',
   payload: {
@@ -194,3 +211,214 @@ describe('connect', () => {
     store.free();
   });
 });
+
+describe('connect: resuming the stream', () => {
+  /** Closes the current socket and lets the backoff open the next one; returns it. */
+  function reconnect(made, clock) {
+    made.at(-1).drop();
+    clock.advance(10_000);
+    const next = made.at(-1);
+    next.open();
+    return next;
+  }
+
+  test('a reconnection asks for the stream after the last offset taken; a resumed hello asks no refetch', async () => {
+    const { store, made, clock, refetches, link } = setup();
+    assert.equal(made[0].url, 'ws://server/api/v1/ws', 'the first connection: the URL as given');
+    made[0].open();
+    made[0].send(helloAt('st-1', 40, false));
+    assert.deepEqual(refetches, [{ what: 'all', reason: 'first_hello' }]);
+    made[0].send(messageAt(41));
+    made[0].send(messageAt(42));
+    await settle();
+    let next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=42&stream=st-1');
+    const held = store.digest();
+    next.send(helloAt('st-1', 45, true));
+    assert.equal(refetches.length, 1, 'resumed: nothing to refetch');
+    assert.equal(store.digest(), held, 'a hello changes nothing');
+    // The server replays 43..45, then live events; the connection drops in the middle of it.
+    next.send(messageAt(43));
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=43&stream=st-1', 'from the last frame taken, not the hello\'s offset');
+    next.send(helloAt('st-1', 45, true));
+    for (const offset of [44, 45, 46]) next.send(messageAt(offset));
+    assert.equal(store.sessionPendingAction('s1'), null);
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=46&stream=st-1');
+    // A resumed hello right after connecting, then nothing: the same place again.
+    next.send(helloAt('st-1', 46, true));
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=46&stream=st-1');
+    assert.equal(refetches.length, 1);
+    link.close();
+    store.free();
+  });
+
+  test('a hello that is not resumed refetches, and the stream continues from its offset', async () => {
+    const { store, made, clock, refetches, link } = setup();
+    made[0].open();
+    made[0].send(helloAt('st-1', 10, false));
+    made[0].send(messageAt(11));
+    await settle();
+    let next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=11&stream=st-1');
+    // The server could not resume (the offset is gone, or another stream): refetch everything.
+    next.send(helloAt('st-2', 3, false, '8'));
+    assert.deepEqual(refetches.at(-1), { what: 'all', reason: 'new_epoch' });
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=3&stream=st-2', 'the new stream, from the hello\'s offset the refetch covers');
+    next.send(helloAt('st-2', 3, false, '8')); // the same epoch, not resumed
+    assert.deepEqual(refetches.at(-1), { what: 'all', reason: 'same_epoch' });
+    assert.equal(refetches.length, 3);
+    link.close();
+    store.free();
+  });
+
+  test('offsets are tracked across frames: frames without one keep the place, every taken frame moves it', async () => {
+    const { store, made, clock, refetches, link } = setup();
+    made[0].open();
+    made[0].send(helloAt('st-1', 5, false));
+    made[0].send(messageAt(6));
+    made[0].send({ ...messageAt(7), offset: undefined }); // a replayed frame of the simulator: no offset
+    made[0].send(JSON.stringify({ type: 'task.stalled', payload: { task_id: T }, offset: 8 })); // not stored, still taken
+    made[0].send({ type: 'agent.typing', payload: {}, offset: 9 }); // unknown type, still taken
+    made[0].send({ ...messageAt(10), offset: null });
+    made[0].send(JSON.stringify({ type: 'session.created', payload: { id: 's2', task_id: T, state: 'RUNNING', updated_at: at(3) }, offset: 11 }));
+    assert.deepEqual(refetches.at(-1), { what: 'sessions', taskId: T, reason: refetches.at(-1).reason });
+    await settle();
+    const next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=11&stream=st-1');
+    link.close();
+    store.free();
+  });
+
+  test('bad offsets are rejected: onError, nothing applied, the place in the stream unchanged', async () => {
+    const { store, made, clock, errors, link } = setup();
+    made[0].open();
+    made[0].send(helloAt('st-1', 20, false));
+    made[0].send(messageAt(21));
+    await settle();
+    const digest = store.digest();
+    const bad = [-1, 22.5, 2 ** 53, '23', true, { at: 23 }];
+    for (const offset of bad) made[0].send({ ...messageAt(23), offset });
+    assert.equal(errors.length, bad.length);
+    for (const e of errors) assert.ok(e.name === 'TaskProjectionError' && e.code === 'invalid_type' && e.field === 'frame.offset', String(e));
+    assert.equal(store.digest(), digest, 'no message of a frame with a bad offset was applied');
+    made[0].send(helloAt('st-1', -4, true)); // a hello with a bad payload offset: rejected whole
+    assert.equal(errors.at(-1).field, 'payload.offset');
+    let next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=21&stream=st-1', 'the last offset taken');
+    next.send(helloAt('st-1', 21, 'yes')); // resumed that is not a boolean: rejected, nothing learnt
+    assert.equal(errors.at(-1).field, 'payload.resumed');
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=21&stream=st-1');
+    link.close();
+    store.free();
+  });
+
+  test('the URL keeps its other query parameters; since and stream are replaced, stream encoded', async () => {
+    const s2 = setupAt('ws://server/api/v1/ws?access_token=a%2Fb&since=1&x=1&stream=old#frag');
+    assert.equal(s2.made[0].url, 'ws://server/api/v1/ws?access_token=a%2Fb&since=1&x=1&stream=old#frag', 'the first connection: as given');
+    s2.made[0].open();
+    s2.made[0].send(helloAt('st 1/ä&=', 7, false));
+    await settle();
+    const next = reconnect(s2.made, s2.clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?access_token=a%2Fb&x=1&since=7&stream=st%201%2F%C3%A4%26%3D#frag');
+    const parsed = new URL(next.url);
+    assert.equal(parsed.searchParams.get('stream'), 'st 1/ä&=');
+    assert.deepEqual(parsed.searchParams.getAll('since'), ['7']);
+    s2.link.close();
+    s2.store.free();
+    // A URL object, and a relative URL (text only: it stays relative).
+    for (const [url, want] of [[new URL('wss://h.example/ws?a=1'), 'wss://h.example/ws?a=1&since=7&stream=s'], ['/api/v1/ws', '/api/v1/ws?since=7&stream=s']]) {
+      const s3 = setupAt(url);
+      s3.made[0].open();
+      s3.made[0].send(helloAt('s', 7, false));
+      await settle();
+      assert.equal(reconnect(s3.made, s3.clock).url, want);
+      s3.link.close();
+      s3.store.free();
+    }
+  });
+
+  test('never since without a stream: an old server, or a hello without a stream, is not resumed', async () => {
+    const { store, made, clock, refetches, link } = setup();
+    made[0].open();
+    made[0].send(hello('7')); // an old server: no stream, no offset
+    made[0].send(messageAt(3)); // an offset without a stream
+    await settle();
+    let next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws');
+    next.send(helloAt(null, 9, false));
+    next.send(messageAt(10));
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws');
+    // A stream without an offset: not until a frame brings one.
+    next.send(helloAt('st-1', null, false));
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws');
+    next.send(helloAt('st-1', null, false));
+    next.send(messageAt(12));
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=12&stream=st-1');
+    assert.equal(refetches.length, 4);
+    link.close();
+    store.free();
+  });
+
+  test('a failed or unfinished refetch: the next connection does not resume (its hello refetches everything)', async () => {
+    let answer = () => Promise.resolve();
+    const asked = [];
+    const { store, made, clock, errors, link } = setup({ refetch: (r) => { asked.push(r); return answer(r); } });
+    made[0].open();
+    answer = () => Promise.reject(new Error('offline'));
+    made[0].send(helloAt('st-1', 30, false));
+    made[0].send(messageAt(31));
+    await settle();
+    assert.equal(errors.length, 1);
+    let next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws', 'the full refetch failed: resuming would keep its gap');
+    answer = () => new Promise(() => {}); // never settles
+    next.send(helloAt('st-1', 31, false));
+    assert.deepEqual(asked.at(-1), { what: 'all', reason: 'same_epoch' });
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws', 'the full refetch has not finished');
+    answer = () => Promise.resolve();
+    next.send(helloAt('st-1', 31, false));
+    next.send(messageAt(32));
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws?since=32&stream=st-1', 'a later full refetch succeeded: the earlier ones no longer count');
+    next.send(helloAt('st-1', 32, true));
+    // A session list refetch that fails on a resumed connection: the next one does not resume.
+    answer = () => Promise.reject(new Error('sessions failed'));
+    next.send(JSON.stringify({ type: 'session.created', payload: { id: 's2', task_id: T, state: 'RUNNING', updated_at: at(3) }, offset: 33 }));
+    await settle();
+    next = reconnect(made, clock);
+    assert.equal(next.url, 'ws://server/api/v1/ws');
+    // A refetch that throws synchronously counts as failed too.
+    answer = () => { throw new Error('sync'); };
+    next.send(helloAt('st-1', 33, false));
+    await settle();
+    assert.equal(reconnect(made, clock).url, 'ws://server/api/v1/ws');
+    link.close();
+    store.free();
+  });
+});
+
+/** `setup()` against another URL. */
+function setupAt(url) {
+  const store = new ProjectionStore();
+  const { made, FakeSocket } = fakeSockets();
+  const clock = manualClock();
+  const link = connect(url, store, {
+    refetch: () => {}, onError: () => {}, WebSocket: FakeSocket, setTimeout: clock.setTimeout, clearTimeout: clock.clearTimeout, random: () => 1,
+  });
+  return { store, made, clock, link };
+}

@@ -111,8 +111,10 @@ const taskInput = { id: T, status_summary: summary, status_summary_invalidated: 
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
 
-/** The schema of a frame `{ type, payload }` whose payload is read by `payload` (applyFrame). */
-const frame = (payload) => ({ t: 1, keys: ['type', 'payload'], of: { type: S.LEAF, payload }, nodes: [S.LEAF, payload] });
+/** The schema of a frame `{ type, payload, offset }` whose payload is read by `payload` (applyFrame). */
+const frame = (payload) => ({
+  t: 1, keys: ['type', 'payload', 'offset'], of: { type: S.LEAF, payload, offset: S.LEAF }, nodes: [S.LEAF, payload, S.LEAF],
+});
 
 /** `[name, args, schemas, kind]`: kind "fn" (stateless) or "store" (a ProjectionStore method); a
  * name's first word is the method (`applyFrame server.hello`: one entry per frame shape). */

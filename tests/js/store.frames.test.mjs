@@ -1,7 +1,8 @@
 // store.applyFrame: the reference server's WebSocket frames (docs/server-api.md) routed to the
 // apply calls their types name. Checked against the same inputs applied by hand (same state, same
-// answers), for objects and JSON text; what each outcome says (applied, reason, refetch); unknown
-// and informational types reported without a change; malformed frames and payloads as typed
+// answers), for objects and JSON text; what each outcome says (applied, reason, refetch, the
+// frame's stream offset; a hello's stream, offset and whether it resumed); unknown and
+// informational types reported without a change; malformed frames, offsets and payloads as typed
 // errors with nothing changed; every caller value read once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -90,9 +91,9 @@ describe('applyFrame routes each frame type to its apply call', () => {
 
   test('outcomes: what applied, and what to refetch', () => {
     const store = loaded();
-    assert.deepEqual(store.applyFrame(FRAMES[0][0]), { type: 'session.message.added', applied: true, reason: 'applied', refetch: null });
+    assert.deepEqual(store.applyFrame(FRAMES[0][0]), { type: 'session.message.added', applied: true, reason: 'applied', refetch: null, offset: null });
     const created = store.applyFrame({ type: 'session.created', payload: session('sess-c', 'RUNNING') });
-    assert.deepEqual(created, { type: 'session.created', applied: true, reason: created.reason, refetch: 'sessions', taskId: T });
+    assert.deepEqual(created, { type: 'session.created', applied: true, reason: created.reason, refetch: 'sessions', offset: null, taskId: T });
     const stale = store.applyFrame({ type: 'session.message.updated', payload: question('q1', 'sess-a', 1, 1, 'answered') });
     assert.equal(stale.applied, true);
     assert.equal(stale.reason, 'older_revision_rejected', 'the apply call judged it; the outcome says so');
@@ -100,17 +101,18 @@ describe('applyFrame routes each frame type to its apply call', () => {
     store.free();
   });
 
-  test('server.hello: every hello means refetch everything; the reason tells first, same and new epochs', () => {
+  test('server.hello of an old server (no resume fields): refetch everything; the reason tells first, same and new epochs', () => {
     const store = loaded();
     const hello = (epoch) => store.applyFrame({ type: 'server.hello', payload: { epoch, started_at: at(0) } });
     const version = store.version();
     const digest = store.digest();
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'first_hello', refetch: 'all' });
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: 'all' }, 'a reconnection: events may be lost');
+    const outcome = (reason) => ({ type: 'server.hello', applied: true, reason, refetch: 'all', offset: null, stream: null });
+    assert.deepEqual(hello('5'), outcome('first_hello'));
+    assert.deepEqual(hello('5'), outcome('same_epoch'), 'a reconnection: events may be lost');
     assert.equal(store.lastReason(), 'same_epoch');
-    assert.deepEqual(hello('6'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' });
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all' }, 'epochs are not ordered');
-    assert.deepEqual(hello('5'), { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: 'all' });
+    assert.deepEqual(hello('6'), outcome('new_epoch'));
+    assert.deepEqual(hello('5'), outcome('new_epoch'), 'epochs are not ordered');
+    assert.deepEqual(hello('5'), outcome('same_epoch'));
     assert.equal(store.version(), version, 'a hello changes no answer');
     assert.equal(store.digest(), digest);
     const other = new ProjectionStore();
@@ -119,14 +121,68 @@ describe('applyFrame routes each frame type to its apply call', () => {
     store.free();
   });
 
+  test('server.hello with the resume fields: a resumed hello asks no refetch and still updates the epoch', () => {
+    const store = loaded();
+    const version = store.version();
+    const digest = store.digest();
+    const hello = (payload) => store.applyFrame({ type: 'server.hello', payload: { started_at: at(0), ...payload } });
+    assert.deepEqual(hello({ epoch: '5', stream: 'st-1', offset: 40, resumed: false }),
+      { type: 'server.hello', applied: true, reason: 'first_hello', refetch: 'all', offset: 40, stream: 'st-1' });
+    assert.deepEqual(hello({ epoch: '5', stream: 'st-1', offset: 52, resumed: true }),
+      { type: 'server.hello', applied: true, reason: 'resumed', refetch: null, offset: 52, stream: 'st-1' });
+    assert.equal(store.lastReason(), 'resumed');
+    assert.equal(store.lastApplyReason(), 'resumed');
+    // Resumed across a restart (a stream that outlives the run): no refetch, and the new epoch is held.
+    assert.deepEqual(hello({ epoch: '6', stream: 'st-1', offset: 60, resumed: true }).refetch, null);
+    assert.equal(hello({ epoch: '6', stream: 'st-1', offset: 61 }).reason, 'same_epoch', 'the resumed hello\'s epoch was remembered; no resumed: not resumed');
+    assert.deepEqual(hello({ epoch: '6', stream: 'st-2', offset: 0, resumed: false }),
+      { type: 'server.hello', applied: true, reason: 'same_epoch', refetch: 'all', offset: 0, stream: 'st-2' });
+    // null is absent: an old server's hello.
+    assert.deepEqual(hello({ epoch: '7', stream: null, offset: null, resumed: null }),
+      { type: 'server.hello', applied: true, reason: 'new_epoch', refetch: 'all', offset: null, stream: null });
+    assert.equal(hello({ epoch: '7', offset: -0 }).offset, 0, '-0 is 0');
+    assert.equal(Object.is(hello({ epoch: '7', offset: -0 }).offset, 0), true);
+    assert.deepEqual(hello({ epoch: '7', offset: 2 ** 53 - 1 }).offset, 2 ** 53 - 1);
+    // A frame-level offset on a hello is validated; the outcome's offset is the payload's.
+    assert.equal(store.applyFrame({ type: 'server.hello', offset: 3, payload: { epoch: '7', offset: 9 } }).offset, 9);
+    assert.equal(store.applyFrame('{"type":"server.hello","payload":{"epoch":"7","stream":"s","offset":12,"resumed":true}}').reason, 'resumed');
+    assert.equal(store.version(), version, 'a hello changes no answer');
+    assert.equal(store.digest(), digest);
+    store.free();
+  });
+
+  for (const text of [false, true]) {
+    test(`every frame's outcome carries its stream offset, ${text ? 'as JSON text' : 'as objects'}`, () => {
+      const framed = loaded();
+      const direct = loaded();
+      let offset = 100;
+      for (const [frame, apply] of FRAMES) {
+        offset += 1;
+        const withOffset = { ...frame, offset };
+        const outcome = framed.applyFrame(text ? JSON.stringify(withOffset) : withOffset);
+        apply(direct, frame.payload);
+        assert.equal(outcome.offset, offset, frame.type);
+        assert.equal(outcome.reason, direct.lastReason(), frame.type);
+        assert.equal(framed.digest(), direct.digest(), `state after ${frame.type}`);
+      }
+      assert.equal(framed.applyFrame({ ...FRAMES[1][0], offset: null }).offset, null, 'null is none');
+      assert.deepEqual(framed.applyFrame({ type: 'task.stalled', payload: {}, offset: 7 }), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null, offset: 7 });
+      assert.deepEqual(framed.applyFrame({ type: 'agent.typing', payload: {}, offset: 0 }), { type: 'agent.typing', applied: false, reason: 'unknown_frame_type', refetch: null, offset: 0 });
+      assert.equal(Object.is(framed.applyFrame({ type: 'agent.typing', offset: -0 }).offset, 0), true, '-0 is 0');
+      assert.equal(framed.applyFrame({ type: 'agent.typing', offset: 2 ** 53 - 1 }).offset, 2 ** 53 - 1);
+      framed.free();
+      direct.free();
+    });
+  }
+
   test('types the store keeps nothing of are reported, not thrown, and change nothing', () => {
     const store = loaded();
     const digest = store.digest();
     const version = store.version();
     const stalled = { type: 'task.stalled', payload: { task_id: T, workspace_id: 'w', sessions: [{ session_id: 'sess-a', silence_seconds: 90 }], threshold_seconds: 60 } };
-    assert.deepEqual(store.applyFrame(stalled), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null });
+    assert.deepEqual(store.applyFrame(stalled), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null, offset: null });
     for (const type of ['task.archived', '', 'session.message.added.extra', '__proto__', 'constructor', 'toString']) {
-      assert.deepEqual(store.applyFrame({ type, payload: { whatever: 1 } }), { type, applied: false, reason: 'unknown_frame_type', refetch: null }, type);
+      assert.deepEqual(store.applyFrame({ type, payload: { whatever: 1 } }), { type, applied: false, reason: 'unknown_frame_type', refetch: null, offset: null }, type);
     }
     assert.equal(store.digest(), digest);
     assert.equal(store.version(), version);
@@ -152,6 +208,30 @@ describe('applyFrame: bad frames are typed errors and change nothing', () => {
     ['a task.deleted with a null payload', { type: 'task.deleted', payload: null }, 'invalid_type', 'payload'],
     ['a task.deleted without a payload', { type: 'task.deleted' }, 'invalid_type', 'payload'],
     ['a malformed revision', { type: 'session.state_changed', payload: { session_id: 'sess-a', task_id: T, state: 'IDLE', pending_action: null, pending_action_revision: { epoch: '1', sequence: -1 } } }, 'invalid_revision', 'payload.pending_action_revision.sequence'],
+    // The resume fields of a hello: optional, but of their type when present (nothing changes,
+    // not even the epoch held: the hello after each case is still the same epoch).
+    ['a hello whose resumed is not a boolean', { type: 'server.hello', payload: { epoch: '2', resumed: 'true' } }, 'invalid_type', 'payload.resumed'],
+    ['a hello whose resumed is a number', { type: 'server.hello', payload: { epoch: '2', resumed: 1 } }, 'invalid_type', 'payload.resumed'],
+    ['a hello whose stream is not a string', { type: 'server.hello', payload: { epoch: '2', stream: 5, resumed: true } }, 'invalid_type', 'payload.stream'],
+    ['a hello whose stream has a lone surrogate', { type: 'server.hello', payload: { epoch: '2', stream: 's\uD800' } }, 'invalid_value', 'payload.stream'],
+    ['a hello with a negative offset', { type: 'server.hello', payload: { epoch: '2', stream: 's', offset: -1, resumed: true } }, 'invalid_type', 'payload.offset'],
+    ['a hello with a fractional offset', { type: 'server.hello', payload: { epoch: '2', offset: 1.5 } }, 'invalid_type', 'payload.offset'],
+    ['a hello with an unsafe offset', { type: 'server.hello', payload: { epoch: '2', offset: 2 ** 53 } }, 'invalid_type', 'payload.offset'],
+    ['a hello with a BigInt offset', { type: 'server.hello', payload: { epoch: '2', offset: 5n } }, 'invalid_type', 'payload.offset'],
+    ['a hello with a text offset', { type: 'server.hello', payload: { epoch: '2', offset: '5' } }, 'invalid_type', 'payload.offset'],
+    // A frame's offset: a non-negative safe integer when present; nothing of the frame is applied.
+    ['a message frame with a negative offset', { ...FRAMES[0][0], offset: -1 }, 'invalid_type', 'frame.offset'],
+    ['a message frame with a fractional offset', { ...FRAMES[0][0], offset: 2.5 }, 'invalid_type', 'frame.offset'],
+    ['a message frame with an unsafe offset', { ...FRAMES[0][0], offset: 2 ** 53 }, 'invalid_type', 'frame.offset'],
+    ['a message frame with a text offset', { ...FRAMES[0][0], offset: '12' }, 'invalid_type', 'frame.offset'],
+    ['a message frame with a BigInt offset', { ...FRAMES[0][0], offset: 12n }, 'invalid_type', 'frame.offset'],
+    ['a message frame with NaN as its offset', { ...FRAMES[0][0], offset: NaN }, 'invalid_type', 'frame.offset'],
+    ['a message frame with an object offset', { ...FRAMES[0][0], offset: { value: 1 } }, 'invalid_type', 'frame.offset'],
+    ['a JSON message frame with a negative offset', JSON.stringify({ ...FRAMES[0][0], offset: -3 }), 'invalid_type', 'frame.offset'],
+    ['a session.created with a bad offset', { type: 'session.created', payload: session('sess-c', 'RUNNING'), offset: 1.25 }, 'invalid_type', 'frame.offset'],
+    ['a task.deleted with a bad offset', { ...FRAMES[10][0], offset: -5 }, 'invalid_type', 'frame.offset'],
+    ['a resumed hello with a bad frame offset', { type: 'server.hello', payload: { epoch: '2', resumed: true }, offset: 'x' }, 'invalid_type', 'frame.offset'],
+    ['an unknown frame type with a bad offset', { type: 'agent.typing', payload: {}, offset: true }, 'invalid_type', 'frame.offset'],
   ];
   for (const [name, frame, code, field] of cases) {
     test(name, () => {
@@ -169,6 +249,12 @@ describe('applyFrame: bad frames are typed errors and change nothing', () => {
     const store = loaded();
     const frame = Object.defineProperty({ payload: {} }, 'type', { get() { throw new Error('boom'); } });
     assert.throws(() => store.applyFrame(frame), (e) => typed('unreadable_value', 'frame.type')(e) && e.cause.message === 'boom');
+    const offset = Object.defineProperty({ ...FRAMES[0][0] }, 'offset', { get() { throw new Error('late'); } });
+    const digest = store.digest();
+    assert.throws(() => store.applyFrame(offset), (e) => typed('unreadable_value', 'frame.offset')(e) && e.cause.message === 'late');
+    assert.equal(store.digest(), digest, 'nothing applied');
+    const resumed = Object.defineProperty({ epoch: '1' }, 'resumed', { get() { throw new Error('no'); } });
+    assert.throws(() => store.applyFrame({ type: 'server.hello', payload: resumed }), typed('unreadable_value', 'payload.resumed'));
     const payload = Object.defineProperty({}, 'epoch', { get() { throw new Error('no'); } });
     assert.throws(() => store.applyFrame({ type: 'server.hello', payload }), typed('unreadable_value', 'payload.epoch'));
     store.free();
@@ -191,13 +277,15 @@ test('applyFrame reads the frame and each payload key once', () => {
       return v !== null && typeof v === 'object' ? counted(v, reads, `${path}.`) : v;
     },
   });
-  for (const [frame] of [...FRAMES, [{ type: 'server.hello', payload: { epoch: '1', started_at: at(0) } }]]) {
+  const hello = { type: 'server.hello', payload: { epoch: '1', started_at: at(0), stream: 's', offset: 4, resumed: true } };
+  for (const [frame] of [...FRAMES, [hello]]) {
     const store = loaded();
     const reads = new Map();
-    store.applyFrame(counted(frame, reads));
+    store.applyFrame(counted({ ...frame, offset: 3 }, reads));
     for (const [key, n] of reads) assert.equal(n, 1, `${frame.type}: ${key} read ${n} times`);
     assert.equal(reads.get('type'), 1);
     assert.equal(reads.get('payload'), 1);
+    assert.equal(reads.get('offset'), 1);
     store.free();
   }
 });

@@ -168,6 +168,14 @@ exact<FrameOutcome, typeof outcome>(true);
 exact<'all' | 'sessions' | null, typeof outcome.refetch>(true);
 if (outcome.refetch === 'sessions' && outcome.taskId) store.applySessionList(outcome.taskId, sessions);
 store.applyFrame({ type: 'server.hello', payload: { epoch: '3' } });
+exact<number | null, typeof outcome.offset>(true);
+exact<string | null | undefined, typeof outcome.stream>(true);
+const resumed: Reason = 'resumed';
+if (outcome.reason === resumed && outcome.refetch === null) console.log('resumed at', outcome.offset, 'of', outcome.stream);
+store.applyFrame({ type: 'session.message.added', payload: {}, offset: 12 });
+store.applyFrame({ type: 'task.stalled', payload: {}, offset: null });
+// @ts-expect-error an offset is a number
+store.applyFrame({ type: 'task.stalled', payload: {}, offset: '12' });
 // @ts-expect-error a frame has a type
 store.applyFrame({ payload: {} });
 

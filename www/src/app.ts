@@ -129,8 +129,8 @@ export class App {
     window.addEventListener('hashchange', () => void this.onRoute());
     const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws`;
     this.link = connect(url, this.store, {
-      // Every server.hello (a connection's first frame) asks for everything again; a new session
-      // asks for its task's list, which the page holds only for tasks it opened.
+      // A server.hello (a connection's first frame) the server did not resume asks for everything
+      // again; a new session asks for its task's list, which the page holds only for tasks it opened.
       refetch: ({ what, taskId }) => {
         if (what === 'all') return this.refreshAll();
         return taskId && this.sessionLists.has(taskId) ? this.loadSessions(taskId) : undefined;
@@ -470,9 +470,10 @@ export class App {
   }
 
   /** `server.hello`: a connection's first frame. The store asks for a refetch after every one
-   * (nothing resumes: what was published while the page had no connection is lost; `connect`
-   * calls `refetch`); its reason says why: the first connection, the same server run, or a
-   * restarted server (whose frames so far become the "old messages" a replay sends). */
+   * the server did not resume (what was published while the page had no connection is lost;
+   * `connect` calls `refetch`; a resumed one, reason `resumed`, asks nothing); its reason says
+   * why: the first connection, the same server run, or a restarted server (whose frames so far
+   * become the "old messages" a replay sends). */
   private onHello(p: Record<string, unknown>, outcome: FrameOutcome): void {
     const epoch = typeof p['epoch'] === 'string' ? p['epoch'] : null;
     if (this.epoch !== null && epoch !== this.epoch) {

@@ -161,12 +161,15 @@ export type Reason =
   | "deleted_message_stays_deleted"
   /** A session event older than the session's state (`updated_at`), without a newer projection. */
   | "older_state_ignored"
-  /** `server.hello` (applyFrame): the first the store sees (refetch, as after every hello). */
+  /** `server.hello` (applyFrame), not resumed: the first the store sees (refetch). */
   | "first_hello"
-  /** `server.hello` with the epoch the store saw last: a reconnection (refetch: events may be lost). */
+  /** `server.hello` not resumed, with the epoch the store saw last: a reconnection (refetch: events may be lost). */
   | "same_epoch"
-  /** `server.hello` with another epoch: a restarted server (refetch, as after every hello). */
+  /** `server.hello` not resumed, with another epoch: a restarted server (refetch). */
   | "new_epoch"
+  /** `server.hello` with `resumed: true`: the server sends every event after the client's `since`,
+   * nothing was lost (no refetch). */
+  | "resumed"
   // ---- a session's pending action and current turn (SPEC §2, §4) -------------------------------------
   /** The session's revisioned `pending_action` projection decides (SPEC §4). */
   | "authoritative_projection"
@@ -256,6 +259,8 @@ export type Reason =
 export interface WireFrame {
   type: string;
   payload?: unknown;
+  /** The event's offset in the server's stream (absent on frames that carry none). */
+  offset?: number | null;
 }
 
 /** What `applyFrame` did with a frame. */
@@ -272,14 +277,24 @@ export interface FrameOutcome {
    */
   reason: Reason | "not_stored" | "unknown_frame_type";
   /**
-   * What to fetch again: `"all"` after every `server.hello` (a hello starts a connection, and the
-   * server cannot resume: what was published while there was none is lost; fetch the task list,
-   * the open task's sessions, the open session's turns and messages; `reason` says whether it is
-   * the first connection, a reconnection to the same server run or a restarted server);
+   * What to fetch again: `"all"` after a `server.hello` that did not resume the stream (what was
+   * published while there was no connection is lost; fetch the task list, the open task's
+   * sessions, the open session's turns and messages; `reason` says whether it is the first
+   * connection, a reconnection to the same server run or a restarted server); `null` after a
+   * resumed one (`reason` `"resumed"`: every event after the client's `since` follows);
    * `"sessions"` after `session.created` (the task's session list, `taskId`: its order is the
    * server's); `null` otherwise.
    */
   refetch: "all" | "sessions" | null;
+  /**
+   * The frame's offset in the server's event stream (`null` when it carries none: old servers,
+   * the simulator's replayed frames). For `server.hello`: its payload's `offset`, the last event
+   * published before this connection. A reconnection resumes after the last offset taken
+   * (`?since=<offset>&stream=<stream>`).
+   */
+  offset: number | null;
+  /** For `server.hello`: the event stream the offsets belong to (`null` from an old server). */
+  stream?: string | null;
   /** For `refetch: "sessions"`: the task whose session list to fetch again (`null` if the
    * payload named none). */
   taskId?: string | null;
@@ -363,11 +378,12 @@ export class ProjectionStore {
   lastApplyReason(): Reason;
 
   /**
-   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload }` or its
-   * JSON text (`socket.onmessage = (e) => store.applyFrame(e.data)`), routed to the apply call its
-   * type names. Returns what happened and what to refetch. A type the store keeps nothing of is
-   * reported (`applied: false`), not thrown; a malformed frame or payload throws the typed error
-   * (`frame.type`, `payload.…`) with nothing changed.
+   * One WebSocket frame of the reference server (docs/server-api.md), `{ type, payload, offset? }`
+   * or its JSON text (`socket.onmessage = (e) => store.applyFrame(e.data)`), routed to the apply
+   * call its type names. Returns what happened, what to refetch and the frame's stream offset. A
+   * type the store keeps nothing of is reported (`applied: false`), not thrown; a malformed frame,
+   * offset or payload throws the typed error (`frame.type`, `frame.offset`, `payload.…`) with
+   * nothing changed.
    */
   applyFrame(frame: WireFrame | string): FrameOutcome;
 
