@@ -123,7 +123,6 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
-    /// Increases on every change of the state.
     /// A connection's `server.hello` with the server's `epoch`, and whether the server
     /// `resumed` the client's stream: what it means for the state held
     /// ([`crate::rules::connection::hello`]); the epoch is remembered (a resumed hello's too). No
@@ -137,6 +136,7 @@ impl<P: Clone> ProjectionStore<P> {
         hello
     }
 
+    /// Increases on every change of the state.
     pub fn version(&self) -> u64 {
         self.version
     }
