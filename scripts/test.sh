@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything `npm test` (and .ci/run) runs, in order:
-#   setup -> clippy -> native cargo test -> server suites (feature `server`: SQLite, then the same
-#   suites against a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium) -> package
-#   build -> tsc on the consumer file -> node:test against the built package (Node + Chromium).
+#   setup -> clippy -> native cargo test -> server suites (features `server,test-client`: SQLite,
+#   then the same suites against a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium)
+#   -> package build -> tsc on the consumer file -> node:test against the built package (Node +
+#   Chromium).
 # Every stage runs even when an earlier independent one failed (stages that need the package
 # build are skipped when it failed), then a summary with durations and per-runner test counts.
 # Logs: tests/artifacts/logs/<stage>.log.
@@ -65,11 +66,13 @@ T0="$(now)"
 stage setup bash scripts/setup.sh || { echo "setup failed: nothing else can run" >&2; SETUP_FAILED=1; }
 
 if [ -z "${SETUP_FAILED:-}" ]; then
-  # Lints, natively with every feature and for the wasm binding (wasm32-only code: both modules,
-  # then each alone, as the package builds them); the crate denies unwrap/expect/indexing/overflow
-  # lints outside tests.
+  # Lints, natively with every feature, then with `server` alone (the server without the test
+  # client builds, and the suites that need no client), and for the wasm binding (wasm32-only
+  # code: both modules, then each alone, as the package builds them); the crate denies
+  # unwrap/expect/indexing/overflow lints outside tests.
   stage clippy bash -c 'set -e
     cargo clippy --all-targets --all-features -- -D warnings
+    cargo clippy --all-targets --features server -- -D warnings
     cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
     for exports in store-exports rules-exports; do
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features "$exports" -- -D warnings
@@ -77,12 +80,14 @@ if [ -z "${SETUP_FAILED:-}" ]; then
 
   stage cargo-native cargo test --no-fail-fast || true
 
-  # The server side (feature `server`, tests/server_*.rs): every suite runs each case on SQLite
-  # (test names without "postgres") and on PostgreSQL (names with "postgres"), the latter against
-  # a throwaway cluster on loopback that scripts/postgres.sh starts and tears down on exit.
-  stage server-sqlite cargo test --no-fail-fast --features server --test 'server_*' --test fuzz_corpus -- --skip postgres || true
+  # The server side (tests/server_*.rs): every suite runs each case on SQLite (test names
+  # without "postgres") and on PostgreSQL (names with "postgres"), the latter against a throwaway
+  # cluster on loopback that scripts/postgres.sh starts and tears down on exit. `test-client`
+  # (the loopback client) is on: server_http, server_security and server_instances require it,
+  # and cargo would skip them without it.
+  stage server-sqlite cargo test --no-fail-fast --features server,test-client --test 'server_*' --test fuzz_corpus -- --skip postgres || true
   stage server-postgres env TASK_PROJECTION_REQUIRE_PG=1 bash scripts/postgres.sh \
-    cargo test --no-fail-fast --features server --test 'server_*' -- postgres || true
+    cargo test --no-fail-fast --features server,test-client --test 'server_*' -- postgres || true
 
   # #[wasm_bindgen_test] suites: in Node, and in headless Chromium for the run_in_browser ones.
   # CHROMEDRIVER is explicit (the runner prefers a geckodriver when one exists); webdriver.json at

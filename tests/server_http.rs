@@ -3,7 +3,7 @@
 //! list, WebSocket frames decoded by the native `ProjectionStore` and converging to the REST
 //! answers, a simulated restart (new epoch, old-epoch frames rejected), the stall sweep, static
 //! files, and the binary's exit codes.
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "test-client"))]
 
 #[path = "server_support/mod.rs"]
 mod server_support;

@@ -4,7 +4,7 @@
 //! order and ends equal to the REST answers of both instances, across a restart of either
 //! instance and a resume from an offset. PostgreSQL only (`scripts/test.sh` runs it in its
 //! PostgreSQL stage); skipped without `TASK_PROJECTION_TEST_PG_URL`.
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "test-client"))]
 
 #[path = "server_support/mod.rs"]
 mod server_support;

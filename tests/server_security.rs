@@ -2,7 +2,7 @@
 //! `src/server/http/guard.rs`), probed as a hostile page or a DNS-rebinding name would: raw
 //! HTTP/1.1 requests over loopback with the headers a browser would send. Each refusal leaves the
 //! database unchanged; what a same-origin page, curl and the test client do keeps working.
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "test-client"))]
 
 #[path = "server_support/mod.rs"]
 mod server_support;

@@ -1,7 +1,7 @@
 //! Load benchmark of the reference server (a command, not a test):
 //!
 //! ```text
-//! cargo run --profile server --features server --bin task-projection-load -- \
+//! cargo run --profile server --features server,test-client --bin task-projection-load -- \
 //!     --clients 20 --events 2000 [--drivers 4] [--database URL] [--instances N]
 //! ```
 //!

@@ -1,5 +1,8 @@
-//! Events the services publish (`session.message.*`, `task.status_summary.updated`,
-//! `task.stalled`, `session.state_changed`) and the sink they go to.
+//! Every WebSocket event name the server sends, and the sink events go to. The services publish
+//! `session.message.*`, `task.status_summary.updated`, `task.stalled` and
+//! `session.state_changed`; the simulated agent (`http::sim`) also `session.created`, `turn.*`,
+//! `task.updated` and `task.deleted`; the hub (`http::hub`) opens every connection with
+//! `server.hello`.
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -13,6 +16,19 @@ pub const SESSION_STATE_CHANGED: &str = "session.state_changed";
 pub const SESSION_MESSAGE_ADDED: &str = "session.message.added";
 pub const SESSION_MESSAGE_UPDATED: &str = "session.message.updated";
 pub const SESSION_MESSAGE_DELETED: &str = "session.message.deleted";
+/// `session.created`: the Session (projection keys included).
+pub const SESSION_CREATED: &str = "session.created";
+/// `turn.started`: the Turn.
+pub const TURN_STARTED: &str = "turn.started";
+/// `turn.completed`: the Turn.
+pub const TURN_COMPLETED: &str = "turn.completed";
+/// `task.updated`: the Task as the task list returns it.
+pub const TASK_UPDATED: &str = "task.updated";
+/// `task.deleted`: `{task_id}`.
+pub const TASK_DELETED: &str = "task.deleted";
+/// `server.hello`: `{"epoch", "started_at", "stream", "offset", "resumed"}`, the first frame of
+/// every connection (sent by the hub, never published).
+pub const SERVER_HELLO: &str = "server.hello";
 
 /// One published event: its name and its JSON payload (wire shape, snake_case).
 #[derive(Clone, Debug, PartialEq)]

@@ -16,7 +16,7 @@
 //! | [`respond`] | clarification respond: claim with a durable intent, finalize/restore, startup reconciliation | §8 |
 //! | [`stall`] | stall sweep, episodes, orphan healing by compare-and-set | §9 |
 //! | [`lifecycle`] | profile switch (keep/reuse/new, complete/park), stamped stop intents | §10 |
-//! | [`events`] | event names, `EventSink`, in-memory broadcast sink | — |
+//! | [`events`] | every WebSocket event name (the services', the simulator's, `server.hello`), `EventSink`, in-memory broadcast sink | — |
 //! | [`outbox`] | PostgreSQL: the event outbox (offsets, `LISTEN`/`NOTIFY` fan-out to every instance, resume, retention) | — |
 //! | [`clock`] | injectable wall clock, wire timestamps | — |
 //! | [`http`] | the reference server: REST, WebSocket hub, simulator, demo seeding (docs/server-api.md) | §1 |

@@ -1,14 +1,13 @@
 //! The server's shared state: storage, the WebSocket hub, the simulated agent, and the services of
-//! the current start ([`Core`]), which a simulated restart replaces as a whole.
+//! the current start ([`Core`]), which a simulated restart replaces as a whole. It imports
+//! [`config`](super::config), [`hub`](super::hub) and the agent runtime
+//! ([`sim::agent`](super::sim::agent)), nothing that imports it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio::sync::{OwnedMutexGuard, RwLock, RwLockReadGuard};
 use tokio::task::JoinHandle;
 
@@ -24,9 +23,9 @@ use crate::server::storage::Storage;
 use crate::server::summary::SummaryRepair;
 use crate::server::{Backend, Db};
 
+use super::config::{Config, StartError};
 use super::hub::Hub;
-use super::sim::SimAgent;
-use super::{Config, StartError};
+use super::sim::agent::SimAgent;
 
 /// How often an instance deletes the outbox rows older than the retention.
 const OUTBOX_PRUNE_EVERY: Duration = Duration::from_secs(60);
@@ -353,90 +352,4 @@ pub async fn insert_projection(core: &Core, session_id: &str, map: &mut Map<Stri
             tracing::warn!(session_id, %error, "projection failed; event omits it");
         }
     }
-}
-
-/// An API error: `{"error": {"code", "message"}}` with its HTTP status.
-#[derive(Debug)]
-pub struct ApiError {
-    pub status: StatusCode,
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-        }
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
-    }
-
-    pub fn not_found(message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
-    }
-
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::CONFLICT, code, message)
-    }
-
-    /// A server error as a projection failure (500 `projection_failed`), unless it is a 404.
-    pub fn projection(error: ServerError) -> ApiError {
-        match error {
-            ServerError::NotFound { .. } => ApiError::from(error),
-            other => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "projection_failed",
-                other.to_string(),
-            ),
-        }
-    }
-}
-
-impl From<ServerError> for ApiError {
-    fn from(error: ServerError) -> ApiError {
-        let (status, code) = match &error {
-            ServerError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
-            ServerError::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
-            ServerError::CorruptRow { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt_row"),
-            ServerError::Database(_) | ServerError::Migrate(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "database_error")
-            }
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
-        };
-        if status.is_server_error() {
-            tracing::warn!(%error, code, "request failed");
-        }
-        ApiError::new(status, code, error.to_string())
-    }
-}
-
-impl IntoResponse for ApiError {
-    /// `{"error": {"code", "message"}}`. A server error's details (row ids, database and parse
-    /// errors) go to the log under a fresh error id; its body carries only the code and that id.
-    fn into_response(self) -> Response {
-        let body = if self.status.is_server_error() {
-            let id = uuid::Uuid::new_v4().simple().to_string();
-            tracing::error!(error_id = %id, code = self.code, message = %self.message, "server error");
-            json!({ "error": {
-                "code": self.code,
-                "message": format!("internal error {id} (the server log has the details)"),
-                "id": id,
-            } })
-        } else {
-            json!({ "error": { "code": self.code, "message": self.message } })
-        };
-        (self.status, Json(body)).into_response()
-    }
-}
-
-pub type ApiResult<T = Response> = Result<T, ApiError>;
-
-/// A 200 JSON response.
-pub fn ok(body: Value) -> Response {
-    (StatusCode::OK, Json(body)).into_response()
 }

@@ -21,6 +21,11 @@ use tokio_tungstenite::WebSocketStream;
 
 use crate::rules::model::{PendingAction, SessionState};
 use crate::rules::turn::CurrentTurn;
+use crate::server::events::{
+    SERVER_HELLO, SESSION_CREATED, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED,
+    SESSION_MESSAGE_UPDATED, SESSION_STATE_CHANGED, TASK_DELETED, TASK_STALLED,
+    TASK_STATUS_SUMMARY_UPDATED, TASK_UPDATED, TURN_COMPLETED, TURN_STARTED,
+};
 use crate::store::{ProjectionStore, Reason};
 use crate::wire::{store_api, Json};
 
@@ -418,7 +423,7 @@ impl Mirror {
         let store = &mut self.store;
         let summary = |w: Json<'_>| w.0.cloned().unwrap_or(Value::Null);
         let reason = match kind {
-            "server.hello" => {
+            SERVER_HELLO => {
                 let epoch = payload
                     .get("epoch")
                     .and_then(Value::as_str)
@@ -436,21 +441,21 @@ impl Mirror {
                 self.offset = payload.get("offset").and_then(Value::as_u64);
                 return Ok(None);
             }
-            "task.stalled" => None,
-            "session.message.added" | "session.message.updated" | "session.message.deleted" => {
+            TASK_STALLED => None,
+            SESSION_MESSAGE_ADDED | SESSION_MESSAGE_UPDATED | SESSION_MESSAGE_DELETED => {
                 let which = kind.trim_start_matches("session.message.");
                 Some(
                     store_api::apply_message_event(store, &Json::new(&Value::from(which)), &p)
                         .map_err(wire_err)?,
                 )
             }
-            "turn.started" | "turn.completed" => {
+            TURN_STARTED | TURN_COMPLETED => {
                 Some(store_api::apply_turn_event(store, &p).map_err(wire_err)?)
             }
-            "session.state_changed" => {
+            SESSION_STATE_CHANGED => {
                 Some(store_api::apply_session_event(store, &p).map_err(wire_err)?)
             }
-            "session.created" => {
+            SESSION_CREATED => {
                 let id = payload
                     .get("id")
                     .and_then(Value::as_str)
@@ -490,10 +495,10 @@ impl Mirror {
                     .insert(0, (id.to_owned(), primary));
                 Some(store_api::apply_session_event(&mut self.store, &p).map_err(wire_err)?)
             }
-            "task.status_summary.updated" => {
+            TASK_STATUS_SUMMARY_UPDATED => {
                 Some(store_api::apply_status_summary_event(store, &p, summary).map_err(wire_err)?)
             }
-            "task.updated" => {
+            TASK_UPDATED => {
                 let reason = store_api::apply_task_updated(store, &p, summary).map_err(wire_err)?;
                 let id = payload
                     .get("id")
@@ -511,7 +516,7 @@ impl Mirror {
                 }
                 Some(reason)
             }
-            "task.deleted" => {
+            TASK_DELETED => {
                 let id = payload.get("task_id").cloned().unwrap_or(Value::Null);
                 self.lists.remove(id.as_str().unwrap_or_default());
                 Some(store_api::remove_task(store, &Json::new(&id)).map_err(wire_err)?)

@@ -36,7 +36,7 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::app::ApiError;
+use super::error::ApiError;
 
 /// The policy the demo page passes: everything from this origin, wasm compiled from it, nothing
 /// inline, no framing.
@@ -170,9 +170,16 @@ impl Guard {
         }
     }
 
-    /// Why the request is refused, if it is.
-    pub fn check(&self, method: &Method, path: &str, headers: &HeaderMap) -> Option<ApiError> {
-        self.verdict(method, path, None, headers).err()
+    /// Why the request is refused, if it is (`query`: the URI's query, where an access token
+    /// may be).
+    pub fn check(
+        &self,
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Option<ApiError> {
+        self.verdict(method, path, query, headers).err()
     }
 
     /// What to do with a request: serve it (and whether it brought the token in its query) or

@@ -29,13 +29,10 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 
-use crate::server::events::{Event, EventSink, PublishError};
+use crate::server::events::{Event, EventSink, PublishError, SERVER_HELLO};
 use crate::server::outbox;
 use crate::server::Db;
 
-/// `server.hello`: `{"epoch", "started_at", "stream", "offset", "resumed"}`, the first frame of
-/// every connection.
-pub const SERVER_HELLO: &str = "server.hello";
 /// Events the in-memory history keeps for resuming (SQLite), at most …
 pub const HISTORY_FRAMES: usize = 4096;
 /// … and at most this many bytes of them.

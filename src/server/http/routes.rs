@@ -17,14 +17,17 @@ use crate::rules::model::MessageRecord;
 use crate::rules::respond::{RespondReply, Response as ResponseKind};
 use crate::rules::time::Timestamp;
 use crate::rules::turn::visible_turn_history;
-use crate::server::projection::{action_json, load_snapshot};
+use crate::server::projection::load_snapshot;
 use crate::server::respond::{reply_json, reply_text, ResponseInput};
 use crate::server::storage::TaskRow;
-use crate::server::ServerError;
 
-use super::app::{ok, ApiError, ApiResult, App, Core};
+use super::app::App;
+use super::config::Config;
+use super::error::{ok, ApiError, ApiResult};
 use super::hub::Resume;
-use super::{sim, Config};
+use super::sim::actions::continue_after_response;
+use super::sim::routes::routes as simulator_routes;
+use super::wire::{body_json, task_wire};
 
 /// The whole route table.
 pub fn router(app: Arc<App>, config: &Config) -> Router {
@@ -37,7 +40,7 @@ pub fn router(app: Arc<App>, config: &Config) -> Router {
         .route("/api/v1/ws", get(websocket))
         .route("/healthz", get(health));
     if config.simulator {
-        api = api.merge(sim::routes());
+        api = api.merge(simulator_routes());
     }
     api.route("/api/{*rest}", any(unknown_api))
         .with_state(app)
@@ -47,19 +50,6 @@ pub fn router(app: Arc<App>, config: &Config) -> Router {
 
 async fn unknown_api() -> ApiError {
     ApiError::not_found("no such endpoint")
-}
-
-/// A JSON request body (empty = `{}`); anything else is a 400.
-pub fn body_json(body: &Bytes) -> ApiResult<Value> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("body is not JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(ApiError::bad_request("body must be a JSON object"));
-    }
-    Ok(value)
 }
 
 async fn health(State(app): State<Arc<App>>) -> Response {
@@ -95,34 +85,6 @@ fn resume_of(query: Option<&str>) -> Option<Resume> {
     })
 }
 
-/// The task as the task list (and `task.updated`) returns it: the services' task answer
-/// (repaired summary or invalidation marker, legacy `task_pending_action`) plus the primary
-/// session's action and the task's display fields.
-pub async fn task_wire(app: &App, core: &Core, task: &TaskRow) -> Result<Value, ServerError> {
-    let answer = core.summaries.task_answer(&task.id).await?;
-    let sessions = core.projector.task_sessions(&task.id).await?;
-    let primary = sessions
-        .iter()
-        .find(|s| s.session.is_primary)
-        .and_then(|s| s.pending_action);
-    let mut object = match answer {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    object.insert(
-        "title".into(),
-        Value::from(app.storage.task_title(&task.id).await?),
-    );
-    object.insert("archived".into(), Value::Bool(task.archived));
-    object.insert("created_at".into(), Value::from(task.created_at.as_str()));
-    object.insert("updated_at".into(), Value::from(task.updated_at.as_str()));
-    object.insert(
-        "primary_session_pending_action".into(),
-        action_json(primary),
-    );
-    Ok(Value::Object(object))
-}
-
 /// Newest first by `created_at` (the rules' timestamp order), then id.
 fn newest_task_first(a: &TaskRow, b: &TaskRow) -> Ordering {
     Timestamp::parse(&b.created_at)
@@ -138,7 +100,7 @@ async fn list_tasks(State(app): State<Arc<App>>) -> ApiResult {
     let mut tasks = Vec::with_capacity(rows.len());
     for row in &rows {
         tasks.push(
-            task_wire(&app, &core, row)
+            task_wire(&app.storage, &core.summaries, &core.projector, row)
                 .await
                 .map_err(ApiError::projection)?,
         );
@@ -246,7 +208,7 @@ async fn respond(
     };
     if outcome.reply == RespondReply::Success {
         if let Some(continuation) = continuation {
-            sim::continue_after_response(&app, &core, continuation).await?;
+            continue_after_response(&app, &core, continuation).await?;
         }
     }
     let mut body = match reply_json(&outcome) {

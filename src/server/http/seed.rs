@@ -5,12 +5,15 @@
 //! 2. a task whose only current question is owned by a secondary session, while the primary
 //!    session holds an older detached question superseded by a newer turn;
 //! 3. a task waiting on a permission.
+//!
+//! [`reset`] (the simulator's) deletes every task and writes them again.
 
 use crate::server::ServerError;
 
-use super::app::{ApiError, App};
-use super::sim;
-use super::StartError;
+use super::app::App;
+use super::config::StartError;
+use super::error::{ApiError, ApiResult};
+use super::sim::actions;
 
 /// Creates the demo tasks when the database has no tasks; `Ok(false)` when it had some.
 pub async fn seed_if_empty(app: &App) -> Result<bool, StartError> {
@@ -36,10 +39,10 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     let mut ids = Vec::with_capacity(3);
 
     // 1. The primary session asks a multi-question clarification, live.
-    let task = sim::create_task(app, core, "Refactor the billing module").await?;
+    let task = actions::create_task(app, core, "Refactor the billing module").await?;
     ids.push(task.clone());
-    let session = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
-    sim::start_turn(
+    let session = actions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    actions::start_turn(
         app,
         core,
         &session,
@@ -47,7 +50,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Split the billing module into invoicing and payments.",
     )
     .await?;
-    sim::post_message(
+    actions::post_message(
         app,
         core,
         &session,
@@ -56,7 +59,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "I mapped the module; before moving code I need a few decisions.",
     )
     .await?;
-    sim::ask_clarification(
+    actions::ask_clarification(
         app,
         core,
         &session,
@@ -71,11 +74,12 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
 
     // 2. An older detached question superseded in the primary session's history; the current
     //    question belongs to a secondary session.
-    let task = sim::create_task(app, core, "Upgrade the CI pipeline").await?;
+    let task = actions::create_task(app, core, "Upgrade the CI pipeline").await?;
     ids.push(task.clone());
-    let primary = sim::create_session(app, core, &task, true, "coder", "RUNNING").await?;
-    let first = sim::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
-    sim::ask_clarification(
+    let primary = actions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    let first =
+        actions::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
+    actions::ask_clarification(
         app,
         core,
         &primary,
@@ -83,8 +87,8 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         false,
     )
     .await?;
-    sim::complete_turn(app, core, &first).await?;
-    sim::start_turn(
+    actions::complete_turn(app, core, &first).await?;
+    actions::start_turn(
         app,
         core,
         &primary,
@@ -92,7 +96,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Only the pull-request jobs for now, please.",
     )
     .await?;
-    sim::post_message(
+    actions::post_message(
         app,
         core,
         &primary,
@@ -101,8 +105,8 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Moving the pull-request jobs; a reviewer session checks the cache settings.",
     )
     .await?;
-    let reviewer = sim::create_session(app, core, &task, false, "reviewer", "RUNNING").await?;
-    sim::start_turn(
+    let reviewer = actions::create_session(app, core, &task, false, "reviewer", "RUNNING").await?;
+    actions::start_turn(
         app,
         core,
         &reviewer,
@@ -110,7 +114,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Review the cache settings of the new runners.",
     )
     .await?;
-    sim::ask_clarification(
+    actions::ask_clarification(
         app,
         core,
         &reviewer,
@@ -120,10 +124,10 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     .await?;
 
     // 3. A permission.
-    let task = sim::create_task(app, core, "Deploy preview environment").await?;
+    let task = actions::create_task(app, core, "Deploy preview environment").await?;
     ids.push(task.clone());
-    let session = sim::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
-    sim::start_turn(
+    let session = actions::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
+    actions::start_turn(
         app,
         core,
         &session,
@@ -131,7 +135,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Deploy a preview of the current branch.",
     )
     .await?;
-    sim::ask_permission(
+    actions::ask_permission(
         app,
         core,
         &session,
@@ -140,4 +144,26 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     .await?;
     ids.reverse();
     Ok(ids)
+}
+
+/// The demo data again (the simulator's `reset`): every listed task is deleted (`task.deleted`
+/// each; the agent forgets their sessions), then the tasks of `--seed-demo` are written. Returns
+/// the deleted task ids and the new ones (newest first, as the task list orders them).
+pub async fn reset(app: &App) -> ApiResult<(Vec<String>, Vec<String>)> {
+    let _one = app.agent.reset_lock().await;
+    let mut deleted = Vec::new();
+    for task in app.storage.unarchived_tasks().await? {
+        let sessions = app.storage.sessions_of_task(&task.id).await?;
+        match actions::delete_task(app, &task.id).await {
+            Ok(()) => deleted.push(task.id),
+            // Deleted meanwhile by another request: nothing left to do for it.
+            Err(error) if error.status == axum::http::StatusCode::NOT_FOUND => continue,
+            Err(error) => return Err(error),
+        }
+        for session in sessions {
+            app.agent.forget(&session.id);
+        }
+    }
+    let created = seed(app).await?;
+    Ok((deleted, created))
 }

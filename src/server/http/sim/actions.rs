@@ -1,257 +1,34 @@
-//! The simulated agent and the simulator API (`--simulator`, docs/server-api.md).
-//!
-//! [`SimAgent`] is this process's agent runtime, deterministic and in memory:
-//!
-//! * **waiters** ([`WaiterRegistry`]): a live clarification registers a waiter before its rows
-//!   are written; `deliver` takes the response and records a continuation;
-//! * **resumes** ([`Resumer`]): a detached answer's resume is acknowledged (or refused, per the
-//!   session's `resume` mode set by `detach`) and records a continuation;
-//! * **executions** ([`ExecutionRegistry`]): a session has a live execution while the agent is
-//!   attached to it (created active, a turn started, a live question asked); `detach`, a
-//!   terminal state and a restart end it.
-//!
-//! After a successful respond, the continuation runs: a live waiter continues the bundle's turn
-//! (an agent message, the turn completes, the session goes `IDLE`); a resumed session gets a
-//! successor turn that does the same.
-//!
-//! Every simulator call writes through [`Storage`] and publishes the events a real agent would
-//! cause: `session.message.*` with the session's projection (built by the [`Projector`]),
-//! `turn.*`, `session.created`, `session.state_changed` (with projection keys), `task.updated`,
-//! `task.deleted`, and a summary repair after each change (`task.status_summary.updated` when
-//! the task's action moved).
-//!
-//! The demo page plays every scenario through these routes (its "Play the agent" panel, shown
-//! when `GET /api/dev/sim` answers): asking in an open turn (`open_turn`), a new turn after the
-//! open ones (`close_open`), resolving a session's pending permission, and `reset` (the demo
-//! data again) exist for it.
-//!
-//! [`Projector`]: crate::server::projection::Projector
+//! The simulator's writes (see [`super`]): tasks, sessions, turns, messages, questions,
+//! permissions, detach, and the agent's continuation after a response. Each writes through the
+//! storage and publishes the events a real agent would cause. Shared by the simulator API
+//! ([`super::routes`]), the respond route and the demo seeding.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
 use serde_json::{json, Map, Value};
 
 use crate::rules::model::{MessageKind, MessageRecord, RequestStatus, SessionState, TurnRecord};
-use crate::rules::respond::{Response as ResponseKind, ResumeReport};
-use crate::rules::stall::Execution;
+use crate::rules::respond::Response as ResponseKind;
 use crate::rules::turn::{current_turn, CurrentTurn};
-use crate::server::events::SESSION_STATE_CHANGED;
-use crate::server::projection::{load_snapshot, MessageEventKind};
-use crate::server::respond::{
-    DeliveryError, ResponseInput, ResumeRequest, Resumer, WaiterRegistry,
+use crate::server::events::{
+    SESSION_CREATED, SESSION_STATE_CHANGED, TASK_DELETED, TASK_UPDATED, TURN_COMPLETED,
+    TURN_STARTED,
 };
-use crate::server::stall::ExecutionRegistry;
+use crate::server::http::app::{insert_projection, App, Core};
+use crate::server::http::error::{ApiError, ApiResult};
+use crate::server::http::wire::task_wire;
+use crate::server::projection::{load_pending_snapshot, MessageEventKind};
 use crate::server::storage::{MessageRow, NewMessage, NewSession, NewTask, NewTurn, StateChange};
 use crate::server::ServerError;
 
-use super::app::{insert_projection, ok, ApiError, ApiResult, App, Core};
-use super::hub::Frame;
-use super::routes::{body_json, task_wire};
-
-/// `session.created`: the Session (projection keys included).
-pub const SESSION_CREATED: &str = "session.created";
-/// `turn.started`: the Turn.
-pub const TURN_STARTED: &str = "turn.started";
-/// `turn.completed`: the Turn.
-pub const TURN_COMPLETED: &str = "turn.completed";
-/// `task.updated`: the Task as the task list returns it.
-pub const TASK_UPDATED: &str = "task.updated";
-/// `task.deleted`: `{task_id}`.
-pub const TASK_DELETED: &str = "task.deleted";
+use super::agent::{Continuation, ResumeMode};
 
 /// The workspace of simulated tasks.
 pub const WORKSPACE: &str = "ws-demo";
-
-/// How a detached session's next resumes answer (`detach` body `resume`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ResumeMode {
-    /// Acknowledged and published: the answer succeeds.
-    #[default]
-    Accepted,
-    /// Known not accepted, rolled back: retryable error, the bundle is restored.
-    NotAccepted,
-    /// No answer within the attempt: non-retryable error, the bundle stays terminal.
-    Ambiguous,
-}
-
-impl ResumeMode {
-    fn parse(text: &str) -> Option<ResumeMode> {
-        match text {
-            "accepted" => Some(ResumeMode::Accepted),
-            "not_accepted" => Some(ResumeMode::NotAccepted),
-            "ambiguous" => Some(ResumeMode::Ambiguous),
-            _ => None,
-        }
-    }
-}
-
-/// What the agent does after a successful response.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Continuation {
-    pub session_id: String,
-    pub pending_id: String,
-    /// A detached answer resumed the session (a successor turn), rather than a live waiter.
-    pub resumed: bool,
-    pub kind: ResponseKind,
-    pub payload: Value,
-}
-
-#[derive(Debug, Default)]
-struct AgentState {
-    /// pending id → session id.
-    waiters: HashMap<String, String>,
-    /// Sessions with a live execution.
-    attached: HashSet<String>,
-    resume: HashMap<String, ResumeMode>,
-    continuations: HashMap<String, Continuation>,
-}
-
-/// The in-memory simulated agent. See the module docs.
-#[derive(Debug, Default)]
-pub struct SimAgent {
-    state: Mutex<AgentState>,
-    /// One `reset` at a time (two at once would seed the demo twice).
-    resetting: tokio::sync::Mutex<()>,
-}
-
-impl SimAgent {
-    fn lock(&self) -> MutexGuard<'_, AgentState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The agent runs the session (a live execution).
-    pub fn attach(&self, session_id: &str) {
-        self.lock().attached.insert(session_id.to_owned());
-    }
-
-    /// Registers a live waiter for a bundle (the agent blocks on its clarification tool call).
-    pub fn add_waiter(&self, pending_id: &str, session_id: &str) {
-        let mut state = self.lock();
-        state
-            .waiters
-            .insert(pending_id.to_owned(), session_id.to_owned());
-        state.attached.insert(session_id.to_owned());
-    }
-
-    /// The agent leaves the session: its waiters and its execution are gone.
-    pub fn detach(&self, session_id: &str) {
-        let mut state = self.lock();
-        state.waiters.retain(|_, session| session != session_id);
-        state.attached.remove(session_id);
-    }
-
-    /// The session is gone (its task was deleted): the agent forgets everything about it.
-    pub fn forget(&self, session_id: &str) {
-        let mut state = self.lock();
-        state.waiters.retain(|_, session| session != session_id);
-        state.attached.remove(session_id);
-        state.resume.remove(session_id);
-        state
-            .continuations
-            .retain(|_, c| c.session_id != session_id);
-    }
-
-    /// How the session's next resumes answer.
-    pub fn set_resume_mode(&self, session_id: &str, mode: ResumeMode) {
-        self.lock().resume.insert(session_id.to_owned(), mode);
-    }
-
-    /// A restart: every waiter, execution and pending continuation is lost.
-    pub fn restart(&self) {
-        let mut state = self.lock();
-        state.waiters.clear();
-        state.attached.clear();
-        state.continuations.clear();
-    }
-
-    /// The continuation a respond recorded for a bundle, if any.
-    pub fn take_continuation(&self, pending_id: &str) -> Option<Continuation> {
-        self.lock().continuations.remove(pending_id)
-    }
-}
-
-impl WaiterRegistry for SimAgent {
-    fn has_waiter(&self, pending_id: &str) -> bool {
-        self.lock().waiters.contains_key(pending_id)
-    }
-
-    async fn deliver(
-        &self,
-        pending_id: &str,
-        response: &ResponseInput,
-    ) -> Result<(), DeliveryError> {
-        let mut state = self.lock();
-        let Some(session_id) = state.waiters.remove(pending_id) else {
-            return Err(DeliveryError(format!("no waiter for {pending_id}")));
-        };
-        state.continuations.insert(
-            pending_id.to_owned(),
-            Continuation {
-                session_id,
-                pending_id: pending_id.to_owned(),
-                resumed: false,
-                kind: response.kind,
-                payload: response.payload.clone(),
-            },
-        );
-        Ok(())
-    }
-}
-
-impl Resumer for SimAgent {
-    async fn resume(&self, request: &ResumeRequest) -> ResumeReport {
-        let mut state = self.lock();
-        let mode = state
-            .resume
-            .get(&request.session_id)
-            .copied()
-            .unwrap_or_default();
-        match mode {
-            ResumeMode::Accepted => {
-                state.attached.insert(request.session_id.clone());
-                state.continuations.insert(
-                    request.pending_id.clone(),
-                    Continuation {
-                        session_id: request.session_id.clone(),
-                        pending_id: request.pending_id.clone(),
-                        resumed: true,
-                        kind: ResponseKind::Answer,
-                        payload: request.answer.clone(),
-                    },
-                );
-                ResumeReport::AcceptedAndPublished
-            }
-            ResumeMode::NotAccepted => ResumeReport::NotAccepted {
-                rollback_succeeded: true,
-            },
-            ResumeMode::Ambiguous => ResumeReport::Ambiguous,
-        }
-    }
-}
-
-impl ExecutionRegistry for SimAgent {
-    fn execution(&self, session_id: &str) -> Execution {
-        if self.lock().attached.contains(session_id) {
-            Execution::Live
-        } else {
-            Execution::Absent
-        }
-    }
-}
-
-// ---- operations (shared by the routes and the demo seeding) ----------------------------------
 
 fn new_id(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
-fn known_state(text: &str) -> Result<SessionState, ApiError> {
+pub(super) fn known_state(text: &str) -> Result<SessionState, ApiError> {
     match SessionState::parse(text) {
         SessionState::Other => Err(ApiError::bad_request(format!(
             "unknown session state {text:?}"
@@ -262,7 +39,7 @@ fn known_state(text: &str) -> Result<SessionState, ApiError> {
 
 /// Refreshes the task's status summary against its authoritative action (publishes
 /// `task.status_summary.updated` when it moved).
-async fn repair(core: &Core, task_id: &str) {
+pub(super) async fn repair(core: &Core, task_id: &str) {
     if let Err(error) = core.summaries.repair(task_id).await {
         tracing::warn!(task_id, %error, "summary repair failed");
     }
@@ -339,8 +116,9 @@ pub async fn set_state(
 /// The session's current turn by the turn rule (SPEC §2; the state is not consulted: the agent
 /// writes into its turn whatever the session state).
 pub async fn current_turn_id(app: &App, session_id: &str) -> Result<Option<String>, ServerError> {
-    let snapshot = load_snapshot(&app.storage, session_id).await?;
-    let referenced = |turn: &str| snapshot.messages.iter().any(|m| m.turn_id() == Some(turn));
+    // The turns and which of them messages reference: no message rows (the transcript grows).
+    let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
+    let referenced = |turn: &str| snapshot.is_referenced(turn);
     let (current, _) = current_turn(Some(&snapshot.turns[..]), None, referenced);
     Ok(match current {
         CurrentTurn::Turn(i) => snapshot.turns.get(i).map(|t| t.id.clone()),
@@ -370,7 +148,8 @@ pub async fn create_task(app: &App, core: &Core, title: &str) -> Result<String, 
     });
     app.storage.insert_summary(&id, 1, &summary, &now).await?;
     let task = app.storage.task(&id).await?;
-    app.publish(TASK_UPDATED, task_wire(app, core, &task).await?);
+    let wire = task_wire(&app.storage, &core.summaries, &core.projector, &task).await?;
+    app.publish(TASK_UPDATED, wire);
     Ok(id)
 }
 
@@ -487,7 +266,7 @@ async fn require_turn(app: &App, session_id: &str) -> ApiResult<String> {
     })
 }
 
-async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
+pub(super) async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
     let session = app.storage.session(session_id).await?;
     if session.state().is_terminal() {
         return Err(ApiError::conflict(
@@ -871,29 +650,6 @@ pub async fn resolve_session_permission(
     resolve_permission(app, core, row.id(), status).await?;
     Ok(row.id().to_owned())
 }
-
-/// The demo data again: every listed task is deleted (`task.deleted` each; the agent forgets
-/// their sessions), then the tasks of `--seed-demo` are written. Returns the deleted task ids
-/// and the new ones (newest first, as the task list orders them).
-pub async fn reset(app: &App) -> ApiResult<(Vec<String>, Vec<String>)> {
-    let _one = app.agent.resetting.lock().await;
-    let mut deleted = Vec::new();
-    for task in app.storage.unarchived_tasks().await? {
-        let sessions = app.storage.sessions_of_task(&task.id).await?;
-        match delete_task(app, &task.id).await {
-            Ok(()) => deleted.push(task.id),
-            // Deleted meanwhile by another request: nothing left to do for it.
-            Err(error) if error.status == axum::http::StatusCode::NOT_FOUND => continue,
-            Err(error) => return Err(error),
-        }
-        for session in sessions {
-            app.agent.forget(&session.id);
-        }
-    }
-    let created = super::seed::seed(app).await?;
-    Ok((deleted, created))
-}
-
 /// The agent leaves the session: its waiters and execution are dropped, and its pending
 /// clarification rows record `agent_disconnected` (published as updates).
 pub async fn detach(app: &App, core: &Core, session_id: &str, mode: ResumeMode) -> ApiResult<()> {
@@ -980,365 +736,4 @@ pub async fn continue_after_response(
     )
     .await?;
     complete_turn(app, core, &turn).await
-}
-
-// ---- routes -----------------------------------------------------------------------------------
-
-/// The simulator routes (mounted with `--simulator` only).
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
-        .route("/api/dev/sim", get(sim_probe))
-        .route("/api/dev/sim/reset", post(sim_reset))
-        .route("/api/dev/sim/tasks", post(sim_task))
-        .route("/api/dev/sim/tasks/{task_id}/sessions", post(sim_session))
-        .route("/api/dev/sim/tasks/{task_id}/delete", post(sim_delete_task))
-        .route("/api/dev/sim/sessions/{session_id}/turns", post(sim_turn))
-        .route("/api/dev/sim/turns/{turn_id}/complete", post(sim_complete))
-        .route(
-            "/api/dev/sim/sessions/{session_id}/messages",
-            post(sim_message),
-        )
-        .route(
-            "/api/dev/sim/sessions/{session_id}/clarification",
-            post(sim_clarification),
-        )
-        .route(
-            "/api/dev/sim/sessions/{session_id}/permission",
-            post(sim_permission),
-        )
-        .route(
-            "/api/dev/sim/permissions/{message_id}/resolve",
-            post(sim_resolve),
-        )
-        .route(
-            "/api/dev/sim/sessions/{session_id}/permission/resolve",
-            post(sim_resolve_session),
-        )
-        .route(
-            "/api/dev/sim/sessions/{session_id}/detach",
-            post(sim_detach),
-        )
-        .route("/api/dev/sim/sessions/{session_id}/state", post(sim_state))
-        .route("/api/dev/sim/restart", post(sim_restart))
-        .route("/api/dev/sim/stall-sweep", post(sim_sweep))
-        .route("/api/dev/sim/replay", post(sim_replay))
-}
-
-fn opt_str<'a>(body: &'a Value, key: &str) -> ApiResult<Option<&'a str>> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::bad_request(format!("{key} must be a string"))),
-    }
-}
-
-fn opt_bool(body: &Value, key: &str) -> ApiResult<Option<bool>> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ApiError::bad_request(format!("{key} must be a boolean"))),
-    }
-}
-
-fn done(mut fields: Map<String, Value>) -> Response {
-    fields.insert("ok".into(), Value::Bool(true));
-    ok(Value::Object(fields))
-}
-
-fn one(key: &str, value: impl Into<Value>) -> Response {
-    let mut map = Map::new();
-    map.insert(key.to_owned(), value.into());
-    done(map)
-}
-
-/// `GET /api/dev/sim`: the simulator is mounted (clients probe it; 404 without `--simulator`).
-async fn sim_probe() -> Response {
-    done(Map::new())
-}
-
-async fn sim_reset(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
-    body_json(&body)?;
-    // No core guard here: the deletions take session locks (which come before any core guard),
-    // and the seeding takes its own.
-    let (deleted, created) = reset(&app).await?;
-    let mut map = Map::new();
-    map.insert("deleted".into(), Value::from(deleted));
-    map.insert("task_ids".into(), Value::from(created));
-    Ok(done(map))
-}
-
-async fn sim_task(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
-    let body = body_json(&body)?;
-    let title = opt_str(&body, "title")?.unwrap_or("Untitled task");
-    let core = app.core().await;
-    let id = create_task(&app, &core, title).await?;
-    Ok(one("task_id", id))
-}
-
-async fn sim_delete_task(
-    State(app): State<Arc<App>>,
-    Path(task_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    body_json(&body)?;
-    // No core guard: the deletion uses storage only, and the session locks it takes come
-    // before any core guard in every other handler.
-    delete_task(&app, &task_id).await?;
-    Ok(done(Map::new()))
-}
-
-async fn sim_session(
-    State(app): State<Arc<App>>,
-    Path(task_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let primary = opt_bool(&body, "primary")?.unwrap_or(false);
-    let profile = opt_str(&body, "profile")?.unwrap_or("");
-    let state = opt_str(&body, "state")?.unwrap_or("RUNNING");
-    let core = app.core().await;
-    let id = create_session(&app, &core, &task_id, primary, profile, state).await?;
-    Ok(one("session_id", id))
-}
-
-async fn sim_turn(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let lifecycle_only = opt_bool(&body, "lifecycle_only")?.unwrap_or(false);
-    let close_open = opt_bool(&body, "close_open")?.unwrap_or(false);
-    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    require_live_session(&app, &session_id).await?;
-    let completed = if close_open {
-        complete_open_turns(&app, &core, &session_id).await?
-    } else {
-        Vec::new()
-    };
-    let id = start_turn(&app, &core, &session_id, lifecycle_only, prompt).await?;
-    let mut map = Map::new();
-    map.insert("turn_id".into(), Value::from(id));
-    map.insert("completed".into(), Value::from(completed));
-    Ok(done(map))
-}
-
-async fn sim_complete(
-    State(app): State<Arc<App>>,
-    Path(turn_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    body_json(&body)?;
-    let session = app.storage.turn(&turn_id).await?.session_id;
-    let _session = app.lock_session(&session).await;
-    let core = app.core().await;
-    complete_turn(&app, &core, &turn_id).await?;
-    Ok(done(Map::new()))
-}
-
-async fn sim_message(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let message_type = opt_str(&body, "type")?
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ApiError::bad_request("type is required"))?;
-    let author_type = opt_str(&body, "author_type")?.unwrap_or("agent");
-    let text = opt_str(&body, "text")?.unwrap_or("");
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    let id = post_message(&app, &core, &session_id, message_type, author_type, text).await?;
-    Ok(one("message_id", id))
-}
-
-async fn sim_clarification(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let questions: Vec<String> = match body.get("questions") {
-        Some(Value::Array(items)) if !items.is_empty() => items
-            .iter()
-            .map(|q| q.as_str().map(str::to_owned))
-            .collect::<Option<_>>()
-            .ok_or_else(|| ApiError::bad_request("questions must be strings"))?,
-        _ => {
-            return Err(ApiError::bad_request(
-                "questions must be a non-empty array of strings",
-            ))
-        }
-    };
-    let live = opt_bool(&body, "live")?.unwrap_or(true);
-    let open = opt_bool(&body, "open_turn")?.unwrap_or(false);
-    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    let mut map = Map::new();
-    if open {
-        let (turn, started) = open_turn(&app, &core, &session_id, prompt).await?;
-        map.insert("turn_id".into(), Value::from(turn));
-        map.insert("turn_started".into(), Value::Bool(started));
-    }
-    let (pending_id, ids) = ask_clarification(&app, &core, &session_id, &questions, live).await?;
-    map.insert("pending_id".into(), Value::from(pending_id));
-    map.insert("message_ids".into(), Value::from(ids));
-    Ok(done(map))
-}
-
-async fn sim_permission(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let text = opt_str(&body, "text")?.unwrap_or("May I run a command?");
-    let open = opt_bool(&body, "open_turn")?.unwrap_or(false);
-    let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    let mut map = Map::new();
-    if open {
-        let (turn, started) = open_turn(&app, &core, &session_id, prompt).await?;
-        map.insert("turn_id".into(), Value::from(turn));
-        map.insert("turn_started".into(), Value::Bool(started));
-    }
-    let id = ask_permission(&app, &core, &session_id, text).await?;
-    map.insert("message_id".into(), Value::from(id));
-    Ok(done(map))
-}
-
-async fn sim_resolve_session(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let status = opt_str(&body, "status")?.unwrap_or("");
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    let id = resolve_session_permission(&app, &core, &session_id, status).await?;
-    Ok(one("message_id", id))
-}
-
-async fn sim_resolve(
-    State(app): State<Arc<App>>,
-    Path(message_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let status = opt_str(&body, "status")?.unwrap_or("");
-    let session = app.storage.message(&message_id).await?.session_id;
-    let _session = app.lock_session(&session).await;
-    let core = app.core().await;
-    resolve_permission(&app, &core, &message_id, status).await?;
-    Ok(done(Map::new()))
-}
-
-async fn sim_detach(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let mode = match opt_str(&body, "resume")? {
-        None => ResumeMode::Accepted,
-        Some(text) => ResumeMode::parse(text).ok_or_else(|| {
-            ApiError::bad_request("resume must be \"accepted\", \"not_accepted\" or \"ambiguous\"")
-        })?,
-    };
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    detach(&app, &core, &session_id, mode).await?;
-    Ok(done(Map::new()))
-}
-
-async fn sim_state(
-    State(app): State<Arc<App>>,
-    Path(session_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let body = body_json(&body)?;
-    let state = opt_str(&body, "state")?.unwrap_or("");
-    known_state(state)?;
-    let _session = app.lock_session(&session_id).await;
-    let core = app.core().await;
-    let task_id = app.storage.session(&session_id).await?.task_id;
-    let changed = set_state(&app, &core, &session_id, state, "simulator").await?;
-    repair(&core, &task_id).await;
-    Ok(one("changed", changed))
-}
-
-async fn sim_restart(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
-    body_json(&body)?;
-    let (epoch, reconciled) = app.restart().await?;
-    let reconciled: Vec<Value> = reconciled
-        .iter()
-        .map(|r| {
-            json!({
-                "pending_id": r.pending_id,
-                "recovery": format!("{:?}", r.recovery),
-                "reason": format!("{:?}", r.reason),
-            })
-        })
-        .collect();
-    let mut map = Map::new();
-    map.insert("epoch".into(), Value::from(epoch));
-    map.insert("reconciled".into(), Value::from(reconciled));
-    Ok(done(map))
-}
-
-async fn sim_sweep(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
-    body_json(&body)?;
-    let report = app.sweep().await?;
-    let stalled: Vec<Value> = report
-        .stalled
-        .iter()
-        .map(|(task_id, reports)| {
-            let sessions: Vec<Value> = reports
-                .iter()
-                .map(|r| json!({ "session_id": r.session_id, "silence_seconds": r.silence.as_secs() }))
-                .collect();
-            json!({ "task_id": task_id, "sessions": sessions })
-        })
-        .collect();
-    let mut map = Map::new();
-    map.insert(
-        "registry_unverifiable".into(),
-        Value::Bool(report.registry_unverifiable),
-    );
-    map.insert("stalled".into(), Value::from(stalled));
-    map.insert("unreadable".into(), Value::from(report.unreadable));
-    map.insert("cancelled".into(), Value::from(report.cancelled));
-    Ok(done(map))
-}
-
-async fn sim_replay(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
-    let body = body_json(&body)?;
-    let Some(Value::Array(frames)) = body.get("frames") else {
-        return Err(ApiError::bad_request("frames must be an array"));
-    };
-    let mut texts = Vec::with_capacity(frames.len());
-    for frame in frames {
-        texts.push(match frame {
-            Value::String(text) => text.clone(),
-            Value::Object(_) => frame.to_string(),
-            _ => {
-                return Err(ApiError::bad_request(
-                    "each frame is a captured frame object or its text",
-                ))
-            }
-        });
-    }
-    let count = texts.len();
-    // After every event published before (with PostgreSQL they travel through the outbox).
-    app.settle().await;
-    for text in texts {
-        app.hub.send(Frame::from(text));
-    }
-    Ok(one("sent", count))
 }
