@@ -28,7 +28,10 @@ use serde_json::{json, Map, Value};
 use task_projection::rules::model::{
     MessageKind, MessageRecord, PendingAction, SessionRecord, SessionState,
 };
-use task_projection::rules::pending::{session_pending_action, task_pending_action};
+use task_projection::rules::pending::{
+    session_pending_action, session_pending_read, task_pending_action, turn_pending_action,
+    PendingRead,
+};
 use task_projection::rules::respond::{BundleState, Handoff, RespondReply, Response, ResumeReport};
 use task_projection::server::clock::{wire_time, Clock, ManualClock};
 use task_projection::server::events::{drain, BroadcastSink, TASK_STATUS_SUMMARY_UPDATED};
@@ -39,7 +42,7 @@ use task_projection::server::respond::{
 };
 use task_projection::server::revision::RevisionClock;
 use task_projection::server::storage::{
-    NewMessage, NewSession, NewTask, NewTurn, StateChange, Storage,
+    NewMessage, NewSession, NewTask, NewTurn, StateChange, Storage, TurnRow,
 };
 use task_projection::server::summary::{RepairOutcome, SummaryRepair};
 use task_projection::server::Db;
@@ -800,9 +803,17 @@ impl World {
         let mut projected = Vec::new();
         for session in self.storage.sessions_of_task(task).await.ok()? {
             let turns = self.storage.turns_of_session(&session.id).await.ok()?;
-            let messages = self.storage.messages_of_session(&session.id).await.ok()?;
-            let (action, _) =
-                session_pending_action(Some(session.state()), Some(&turns[..]), &messages);
+            let action = match self.storage.messages_of_session(&session.id).await {
+                Ok(messages) => {
+                    session_pending_action(Some(session.state()), Some(&turns[..]), &messages).0
+                }
+                // Some row is unreadable. The rules read only the current turn's request rows:
+                // the answer comes from those, and is unreadable only when one of them is.
+                Err(_) => {
+                    self.narrow_rule_action(&session.id, session.state(), &turns)
+                        .await?
+                }
+            };
             projected.push(Projected {
                 id: session.id.clone(),
                 state: session.state(),
@@ -810,6 +821,41 @@ impl World {
             });
         }
         Some(task_pending_action(&projected))
+    }
+
+    /// The rules' answer for a session some of whose message rows are unreadable: which turns
+    /// messages reference comes from the `turn_id` column (always text), the current turn from the
+    /// rules, and only that turn's request rows are decoded (`None`: one of them is unreadable).
+    async fn narrow_rule_action(
+        &self,
+        session: &str,
+        state: SessionState,
+        turns: &[TurnRow],
+    ) -> Option<Option<PendingAction>> {
+        let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
+            "SELECT id, turn_id, message_type FROM messages WHERE session_id = $1 ORDER BY seq",
+        )
+        .bind(session)
+        .fetch_all(self.db.pool())
+        .await
+        .ok()?;
+        let referenced: HashSet<&str> = rows
+            .iter()
+            .filter_map(|(_, turn, _)| turn.as_deref().filter(|t| !t.is_empty()))
+            .collect();
+        match session_pending_read(Some(state), Some(turns), |t| referenced.contains(t)) {
+            PendingRead::Decided(_) => Some(None),
+            PendingRead::Turn(turn) => {
+                let mut requests = Vec::new();
+                for (id, row_turn, kind) in &rows {
+                    let request = kind == "clarification_request" || kind == "permission_request";
+                    if request && row_turn.as_deref() == Some(turn) {
+                        requests.push(self.storage.message(id).await.ok()?);
+                    }
+                }
+                Some(turn_pending_action(requests.into_iter()).0)
+            }
+        }
     }
 
     async fn repair(&mut self, task: &str) {
