@@ -102,23 +102,12 @@ pub async fn latest(db: &Db) -> Result<u64> {
     offset_of(value.unwrap_or(0))
 }
 
-/// Whether the outbox still holds every event after `since` up to `latest`: `since` is `latest`
-/// (nothing to send), or the row right after it is still there (or was skipped as a rolled-back
-/// offset while older rows remain).
-pub async fn holds_after(db: &Db, since: u64, latest: u64) -> Result<bool> {
-    if since == latest {
-        return Ok(true);
-    }
-    if since > latest {
-        return Ok(false);
-    }
+/// The oldest offset the outbox still holds (`None` when it is empty).
+pub async fn oldest(db: &Db) -> Result<Option<u64>> {
     let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(offset_id) FROM event_outbox")
         .fetch_one(db.pool())
         .await?;
-    Ok(match oldest {
-        Some(oldest) => offset_of(oldest)? <= since.saturating_add(1),
-        None => false,
-    })
+    oldest.map(offset_of).transpose()
 }
 
 /// This database's stream name (offsets are meaningful only within it).

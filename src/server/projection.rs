@@ -140,14 +140,10 @@ pub async fn load_pending_snapshots(
 
 /// The [`PendingSnapshot`] of one session ([`ServerError::NotFound`] when it does not exist).
 pub async fn load_pending_snapshot(storage: &Storage, session_id: &str) -> Result<PendingSnapshot> {
-    load_pending_snapshots(storage, &[session_id])
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ServerError::NotFound {
-            what: "session",
-            id: session_id.to_owned(),
-        })
+    only(
+        load_pending_snapshots(storage, &[session_id]).await?,
+        session_id,
+    )
 }
 
 /// Reads the snapshots of `session_ids`, every message included, in one read transaction.
@@ -173,8 +169,12 @@ pub async fn load_snapshots(
 
 /// The snapshot of one session ([`ServerError::NotFound`] when it does not exist).
 pub async fn load_snapshot(storage: &Storage, session_id: &str) -> Result<SessionSnapshot> {
-    load_snapshots(storage, &[session_id])
-        .await?
+    only(load_snapshots(storage, &[session_id]).await?, session_id)
+}
+
+/// The one snapshot of a one-session read ([`ServerError::NotFound`] when there is none).
+fn only<T>(snapshots: Vec<T>, session_id: &str) -> Result<T> {
+    snapshots
         .into_iter()
         .next()
         .ok_or_else(|| ServerError::NotFound {

@@ -19,6 +19,7 @@ use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
+use crate::rules::connection::Hello;
 use crate::rules::model::{PendingAction, SessionState};
 use crate::rules::turn::CurrentTurn;
 use crate::server::events::{
@@ -429,7 +430,10 @@ impl Mirror {
                     .and_then(Value::as_str)
                     .map(str::to_owned);
                 let resumed = payload.get("resumed") == Some(&Value::Bool(true));
-                if self.epoch.is_some() && !resumed {
+                // What the hello means is the store's rule, as in the browser (a first hello
+                // comes before the boot, which is the fetch).
+                let hello = store.apply_hello(epoch.as_deref().unwrap_or_default(), resumed);
+                if hello != Hello::First && hello.refetch() {
                     self.needs_refetch = true;
                 }
                 self.epoch = epoch;

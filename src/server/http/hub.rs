@@ -213,9 +213,15 @@ impl Hub {
         if offset <= delivered.latest {
             return;
         }
+        self.deliver_locked(&mut delivered, offset, name, payload);
+    }
+
+    /// Delivers the event at `offset` under the delivery lock (so the broadcast order is the
+    /// offset order): the latest offset, the history, the broadcast.
+    fn deliver_locked(&self, delivered: &mut Delivered, offset: u64, name: &str, payload: &str) {
         delivered.latest = offset;
         let frame = Frame::from(event_frame_text(name, payload, offset));
-        self.retain(&mut delivered, offset, &frame);
+        self.retain(delivered, offset, &frame);
         self.broadcast(frame, Some(offset));
     }
 
@@ -243,31 +249,29 @@ impl Hub {
         if resume.stream != self.stream || resume.since > latest {
             return None;
         }
+        if resume.since == latest {
+            return Some(Vec::new());
+        }
+        // The event right after `since` must still be held.
+        let held = |oldest: u64| oldest <= resume.since.saturating_add(1);
         match &self.backlog {
             Backlog::History => {
-                if resume.since == latest {
-                    return Some(Vec::new());
-                }
                 let delivered = self
                     .delivered
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
                 let oldest = delivered.history.front().map(|(offset, _)| *offset)?;
-                if oldest > resume.since.saturating_add(1) {
-                    return None;
-                }
-                Some(
+                held(oldest).then(|| {
                     delivered
                         .history
                         .iter()
                         .filter(|(offset, _)| *offset > resume.since && *offset <= latest)
                         .map(|(_, frame)| frame.clone())
-                        .collect(),
-                )
+                        .collect()
+                })
             }
-            Backlog::Outbox(db) => match outbox::holds_after(db, resume.since, latest).await {
-                Ok(true) => Some(Vec::new()),
-                Ok(false) => None,
+            Backlog::Outbox(db) => match outbox::oldest(db).await {
+                Ok(oldest) => held(oldest?).then(Vec::new),
                 Err(error) => {
                     tracing::warn!(%error, "outbox unreadable; the client refetches");
                     None
@@ -514,14 +518,12 @@ impl EventSink for Hub {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let offset = delivered.latest.saturating_add(1);
-        delivered.latest = offset;
-        let frame = Frame::from(event_frame_text(
+        self.deliver_locked(
+            &mut delivered,
+            offset,
             event.name,
             &event.payload.to_string(),
-            offset,
-        ));
-        self.retain(&mut delivered, offset, &frame);
-        self.broadcast(frame, Some(offset));
+        );
         Ok(())
     }
 }
