@@ -23,11 +23,14 @@ use proptest::test_runner::{Config, FileFailurePersistence, TestError, TestRunne
 use serde_json::{json, Map, Value};
 use server_support::Kind;
 use task_projection::rules::model::{MessageKind, MessageRecord};
+use task_projection::rules::respond::observe_bundle;
 use task_projection::server::projection::{
-    load_pending_snapshot, load_pending_snapshots, load_snapshot, Projector,
+    load_bundle_snapshot, load_pending_snapshot, load_pending_snapshots, load_snapshot, Projector,
 };
 use task_projection::server::revision::RevisionClock;
-use task_projection::server::storage::{NewMessage, NewSession, NewTask, NewTurn, Storage};
+use task_projection::server::storage::{
+    MessageRow, NewMessage, NewSession, NewTask, NewTurn, Storage,
+};
 use task_projection::server::Db;
 
 const TASK: &str = "task-1";
@@ -78,6 +81,13 @@ const STATUSES: [Option<&str>; 9] = [
     Some("weird"),
 ];
 
+/// The bundles rows are spread over.
+const BUNDLES: usize = 4;
+
+fn bundle_id(bundle: usize) -> String {
+    format!("p{bundle}")
+}
+
 #[derive(Clone, Debug)]
 struct TurnSpec {
     session: usize,
@@ -108,6 +118,9 @@ struct MessageSpec {
     message_type: usize,
     status: usize,
     created: usize,
+    /// The bundle (`pending_id`) of a row with a status: few, so bundles have several rows,
+    /// across turns and sessions.
+    bundle: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -207,15 +220,17 @@ fn message_spec(sessions: usize, turns: usize) -> impl Strategy<Value = MessageS
         message_type,
         0..STATUSES.len(),
         0..TIMES.len(),
+        0..BUNDLES,
     )
         .prop_map(
-            |(session, foreign, turn, message_type, status, created)| MessageSpec {
+            |(session, foreign, turn, message_type, status, created, bundle)| MessageSpec {
                 session,
                 foreign,
                 turn,
                 message_type,
                 status,
                 created,
+                bundle,
             },
         )
 }
@@ -310,7 +325,7 @@ async fn write(storage: &Storage, world: &World) {
         };
         let metadata = match STATUSES[message.status] {
             None => json!({}),
-            Some(status) => json!({ "status": status, "pending_id": format!("p{index}") }),
+            Some(status) => json!({ "status": status, "pending_id": bundle_id(message.bundle) }),
         };
         storage
             .insert_message(&NewMessage {
@@ -334,6 +349,8 @@ async fn write(storage: &Storage, world: &World) {
 #[derive(Debug, Default)]
 struct Seen {
     answers: BTreeMap<String, usize>,
+    /// Each bundle placement (turn, rows up to 3) seen.
+    bundles: BTreeMap<String, usize>,
     cases: usize,
     sessions: usize,
     rows_in_transcripts: usize,
@@ -390,6 +407,39 @@ async fn check(db: &Db, world: &World, seen: &Mutex<Seen>) -> Result<(), TestCas
             .requests
             .iter()
             .all(|m| m.kind() != MessageKind::Other));
+        // Respond's narrow read places every bundle as the rule does over the transcript.
+        for bundle in (0..BUNDLES).map(bundle_id) {
+            let whole = observe_bundle(
+                Some(full.session.state()),
+                &full.turns,
+                &full.messages,
+                &bundle,
+            );
+            let read = load_bundle_snapshot(&storage, id, &bundle)
+                .await
+                .expect("bundle snapshot");
+            let placed = read.observe(&bundle);
+            let ids = |rows: &[usize], of: &[MessageRow]| -> Vec<String> {
+                rows.iter()
+                    .filter_map(|&i| of.get(i))
+                    .map(|m| m.id().to_owned())
+                    .collect()
+            };
+            prop_assert_eq!(placed.turn, whole.turn, "bundle {} of {}", bundle, id);
+            prop_assert_eq!(
+                ids(&placed.rows, &read.rows),
+                ids(&whole.rows, &full.messages)
+            );
+            prop_assert_eq!(
+                ids(&placed.pending_rows, &read.rows),
+                ids(&whole.pending_rows, &full.messages)
+            );
+            let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+            *seen
+                .bundles
+                .entry(format!("{:?} {} rows", whole.turn, whole.rows.len().min(3)))
+                .or_default() += 1;
+        }
         let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
         *seen
             .answers
@@ -451,6 +501,10 @@ fn run(cases: u32, backend: Kind) {
     for (answer, count) in &seen.answers {
         eprintln!("  {count:>6}  {answer}");
     }
+    eprintln!("bundle placements (respond's narrow read):");
+    for (placement, count) in &seen.bundles {
+        eprintln!("  {count:>6}  {placement}");
+    }
     // The run reached every answer a server session can have (its history is always loaded).
     if cases >= 256 {
         for reason in [
@@ -467,6 +521,20 @@ fn run(cases: u32, backend: Kind) {
             );
         }
         assert!(seen.rows_read < seen.rows_in_transcripts);
+        // Respond's read met every placement, with bundles of one row and of several.
+        for placement in [
+            "Current 1 rows",
+            "Current 2 rows",
+            "Superseded 1 rows",
+            "Superseded 2 rows",
+            "Orphaned 2 rows",
+            "SessionQuarantined 1 rows",
+        ] {
+            assert!(
+                seen.bundles.contains_key(placement),
+                "no case reached bundle placement {placement}"
+            );
+        }
     }
 }
 

@@ -20,8 +20,12 @@
 //! cost per frame, and checks that every client's store answers equal the server's REST answers
 //! (exit code 1 otherwise).
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let statements = count_statements();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -101,7 +106,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(options)) {
+    match runtime.block_on(run(options, statements)) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(error) => {
@@ -281,7 +286,46 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-async fn run(options: Options) -> Result<bool, AnyError> {
+/// Counts the statements sqlx runs (its `sqlx::query` events; `BEGIN`/`COMMIT` are not among
+/// them), through a tracing layer that keeps nothing else.
+fn count_statements() -> Arc<AtomicU64> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::Layer;
+    struct Counter(Arc<AtomicU64>);
+    impl<S: tracing::Subscriber> Layer<S> for Counter {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            if event.metadata().target() == "sqlx::query" {
+                self.0.fetch_add(1, AtomicOrdering::Relaxed);
+            }
+        }
+    }
+    let count = Arc::new(AtomicU64::new(0));
+    let layer =
+        Counter(count.clone()).with_filter(tracing_subscriber::EnvFilter::new("sqlx::query=debug"));
+    if tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).is_err()
+    {
+        eprintln!("task-projection-load: statements not counted (a subscriber is set)");
+    }
+    count
+}
+
+/// This process's CPU time (user + system) so far, from `/proc/self/stat` (Linux; `None`
+/// elsewhere). Clock ticks are taken as 100 per second (`getconf CLK_TCK` on Linux).
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.get(stat.rfind(')')?.checked_add(2)?..)?;
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the name and state.
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+async fn run(options: Options, statements: Arc<AtomicU64>) -> Result<bool, AnyError> {
     let temp = std::env::temp_dir().join(format!(
         "task-projection-load-{}.db",
         uuid::Uuid::new_v4().simple()
@@ -349,6 +393,8 @@ async fn run(options: Options) -> Result<bool, AnyError> {
         .collect();
 
     // Drivers.
+    let statements_before = statements.load(AtomicOrdering::Relaxed);
+    let cpu_before = cpu_time();
     let started = Instant::now();
     let drivers: Vec<_> = (0..options.drivers)
         .map(|i| {
@@ -369,6 +415,12 @@ async fn run(options: Options) -> Result<bool, AnyError> {
     for app in &apps {
         app.settle().await;
     }
+    let statements_run = statements
+        .load(AtomicOrdering::Relaxed)
+        .saturating_sub(statements_before);
+    let cpu = cpu_time()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let published: Vec<Vec<Instant>> = apps.iter().map(|app| app.hub.recorded()).collect();
     let total = published[0].len();
     if let Some(other) = published.iter().find(|p| p.len() != total) {
@@ -442,6 +494,17 @@ async fn run(options: Options) -> Result<bool, AnyError> {
             ms(trips.last().copied().unwrap_or_default()),
         );
     }
+    let per_event = |n: f64| n / (total.max(1)) as f64;
+    println!(
+        "cost per event: {:.1} SQL statements ({:.1} per HTTP call){}",
+        per_event(statements_run as f64),
+        statements_run as f64 / (calls.max(1)) as f64,
+        cpu.map_or(String::new(), |cpu| format!(
+            ", {:.2} ms CPU (the whole process: server, drivers and {} clients)",
+            per_event(cpu.as_secs_f64() * 1e3),
+            options.clients
+        )),
+    );
     println!(
         "native store: {:.2} us per frame (apply, mean over all clients)",
         apply_time.as_secs_f64() * 1e6 / (latencies.len().max(1)) as f64

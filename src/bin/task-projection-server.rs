@@ -5,6 +5,9 @@
 //! cargo run --features server --bin task-projection-server -- --simulator --seed-demo --port 8080
 //! ```
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 

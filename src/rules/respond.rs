@@ -86,6 +86,22 @@ pub fn observe_bundle<T: TurnRecord, M: MessageRecord>(
     messages: &[M],
     pending_id: &str,
 ) -> BundleObservation {
+    let referenced = |id: &str| messages.iter().any(|m| m.turn_id() == Some(id));
+    observe_bundle_with(state, turns, referenced, messages, pending_id)
+}
+
+/// [`observe_bundle`] from what it reads (a server reads no more): `referenced` answers whether
+/// any message of the session names a turn, and `rows` is any subsequence of the session's
+/// messages, in their order, that holds every `clarification_request` row of `pending_id` (the
+/// observation's indices are into `rows`). Over the whole transcript it is [`observe_bundle`].
+pub fn observe_bundle_with<T: TurnRecord, M: MessageRecord>(
+    state: Option<SessionState>,
+    turns: &[T],
+    referenced: impl Fn(&str) -> bool,
+    rows: &[M],
+    pending_id: &str,
+) -> BundleObservation {
+    let messages = rows;
     let rows: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -99,7 +115,7 @@ pub fn observe_bundle<T: TurnRecord, M: MessageRecord>(
         .copied()
         .filter(|&i| messages.get(i).is_some_and(|m| m.status().is_pending()))
         .collect();
-    let turn = bundle_turn(state, turns, messages, &rows);
+    let turn = bundle_turn(state, turns, messages, &rows, referenced);
     BundleObservation {
         rows,
         pending_rows,
@@ -112,6 +128,7 @@ fn bundle_turn<T: TurnRecord, M: MessageRecord>(
     turns: &[T],
     messages: &[M],
     rows: &[usize],
+    referenced: impl Fn(&str) -> bool,
 ) -> BundleTurn {
     let mut turn_ids = rows
         .iter()
@@ -126,7 +143,6 @@ fn bundle_turn<T: TurnRecord, M: MessageRecord>(
     if !turns.iter().any(|t| t.id() == turn_id) {
         return BundleTurn::Orphaned;
     }
-    let referenced = |id: &str| messages.iter().any(|m| m.turn_id() == Some(id));
     let (current, reason) = current_turn(Some(turns), state, referenced);
     if reason == TurnReason::SessionNotInputCapable {
         return BundleTurn::SessionQuarantined;

@@ -23,6 +23,7 @@ use crate::rules::pending::{
     session_pending_action, session_pending_action_with, session_pending_read, task_pending_action,
     PendingRead, SessionActionReason,
 };
+use crate::rules::respond::{observe_bundle_with, BundleObservation};
 use crate::rules::time::Timestamp;
 
 use super::db::Backend;
@@ -32,9 +33,10 @@ use super::events::{
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    messages_on, referenced_turns_on, session_on, turn_requests_on, turns_on, MessageRow,
-    SessionRow, Storage, TurnRow,
+    bundle_rows_on, messages_on, session_on, turn_requests_on, turns_on, turns_referenced_on,
+    MessageRow, SessionRow, Storage, TurnRow,
 };
+use sqlx::AnyConnection;
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
 /// REST turn history, the simulator; the projector reads a [`PendingSnapshot`]).
@@ -94,6 +96,70 @@ impl PendingSnapshot {
     }
 }
 
+/// What responding to one clarification bundle reads, from one snapshot: the session row, its
+/// turns, the turns its messages reference, and the bundle's rows in the session
+/// ([`observe_bundle_with`] reads no more; the transcript is not read).
+#[derive(Clone, Debug)]
+pub struct BundleSnapshot {
+    pub session: SessionRow,
+    pub turns: Vec<TurnRow>,
+    /// The ids of the session's turns that at least one of its messages references, sorted.
+    pub referenced: Vec<String>,
+    /// The session's messages whose `pending_id` is the bundle's, in insertion order.
+    pub rows: Vec<MessageRow>,
+}
+
+impl BundleSnapshot {
+    /// Whether any message of the session references `turn_id`.
+    pub fn is_referenced(&self, turn_id: &str) -> bool {
+        self.referenced
+            .binary_search_by(|id| id.as_str().cmp(turn_id))
+            .is_ok()
+    }
+
+    /// The bundle placed by the rules (indices into [`BundleSnapshot::rows`]): equal to
+    /// [`observe_bundle`](crate::rules::respond::observe_bundle) over the whole transcript of
+    /// the same snapshot.
+    pub fn observe(&self, pending_id: &str) -> BundleObservation {
+        observe_bundle_with(
+            Some(self.session.state()),
+            &self.turns,
+            |turn_id| self.is_referenced(turn_id),
+            &self.rows,
+            pending_id,
+        )
+    }
+}
+
+/// Reads a [`BundleSnapshot`] on `conn` (inside the caller's transaction).
+pub(crate) async fn bundle_snapshot_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    pending_id: &str,
+) -> Result<BundleSnapshot> {
+    let session = session_on(conn, session_id).await?;
+    let (turns, referenced) = turns_referenced_on(conn, session_id).await?;
+    let rows = bundle_rows_on(conn, session_id, pending_id).await?;
+    Ok(BundleSnapshot {
+        session,
+        turns,
+        referenced,
+        rows,
+    })
+}
+
+/// The [`BundleSnapshot`] of bundle `pending_id` in session `session_id`, in one read transaction.
+pub async fn load_bundle_snapshot(
+    storage: &Storage,
+    session_id: &str,
+    pending_id: &str,
+) -> Result<BundleSnapshot> {
+    let mut tx = read_transaction(storage).await?;
+    let snapshot = bundle_snapshot_on(&mut tx, session_id, pending_id).await?;
+    tx.commit().await?;
+    Ok(snapshot)
+}
+
 /// A read transaction: REPEATABLE READ on PostgreSQL; a SQLite read transaction is a snapshot
 /// already.
 async fn read_transaction(storage: &Storage) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
@@ -117,11 +183,11 @@ pub async fn load_pending_snapshots(
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
         let session = session_on(&mut tx, id).await?;
-        let turns = turns_on(&mut tx, id).await?;
+        let (turns, referenced) = turns_referenced_on(&mut tx, id).await?;
         let mut snapshot = PendingSnapshot {
             session,
             turns,
-            referenced: referenced_turns_on(&mut tx, id).await?,
+            referenced,
             requests: Vec::new(),
         };
         let read = session_pending_read(
@@ -207,6 +273,31 @@ impl SessionRecord for SessionProjection {
     }
     fn action(&self) -> Option<PendingAction> {
         self.pending_action
+    }
+}
+
+/// A session with its authoritative action and no revision (what [`Projector::task_action`]
+/// reads).
+struct SessionAction {
+    session: SessionRow,
+    action: Option<PendingAction>,
+}
+
+impl SessionRecord for SessionAction {
+    fn id(&self) -> &str {
+        &self.session.id
+    }
+    fn task_id(&self) -> Option<&str> {
+        Some(&self.session.task_id)
+    }
+    fn state(&self) -> Option<SessionState> {
+        Some(self.session.state())
+    }
+    fn is_primary(&self) -> bool {
+        self.session.is_primary
+    }
+    fn action(&self) -> Option<PendingAction> {
+        self.action
     }
 }
 
@@ -311,9 +402,20 @@ impl Projector {
 
     /// The task's authoritative action (SPEC §4): decided by
     /// [`rules::pending::task_pending_action`](crate::rules::pending::task_pending_action) over
-    /// the projected sessions.
+    /// the task's sessions, ordered as [`Projector::task_sessions`] orders them. No revision is
+    /// reserved: the answer labels nothing (a status summary carries its own revision).
     pub async fn task_action(&self, task_id: &str) -> Result<Option<PendingAction>> {
-        let sessions = self.task_sessions(task_id).await?;
+        let rows = self.storage.sessions_of_task(task_id).await?;
+        let ids: Vec<&str> = rows.iter().map(|s| s.id.as_str()).collect();
+        let mut sessions: Vec<SessionAction> = load_pending_snapshots(&self.storage, &ids)
+            .await?
+            .into_iter()
+            .map(|snapshot| SessionAction {
+                action: snapshot.pending_action().0,
+                session: snapshot.session,
+            })
+            .collect();
+        sessions.sort_by(|a, b| newest_first(&a.session, &b.session));
         Ok(task_pending_action(&sessions))
     }
 

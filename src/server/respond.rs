@@ -1,10 +1,16 @@
 //! Clarification respond (SPEC §8): classify the bundle, claim it with a durable delivery intent,
 //! hand it off, finalize or restore, and reconcile outstanding intents at startup.
 //!
-//! Every decision is a [`crate::rules::respond`] function: [`observe_bundle`] and
+//! Every decision is a [`crate::rules::respond`] function:
+//! [`observe_bundle_with`](crate::rules::respond::observe_bundle_with) and
 //! [`classify_bundle`] place the bundle, [`respond_plan`] picks the plan, [`live_delivery_failed`]
 //! and [`detached_resume_outcome`] resolve failures, [`reconcile_delivery_intent`] drives startup
 //! recovery. This module only gathers the facts and performs the writes the plans name.
+//!
+//! The facts come from a [`BundleSnapshot`]: the session, its turns, which of them messages
+//! reference, and the bundle's own rows (by the indexed `pending_id`), never the transcript, so
+//! a respond costs the same in a session of ten messages or ten thousand. `observe_bundle_with`
+//! over that read equals `observe_bundle` over the whole transcript (tests/server_projection.rs).
 //!
 //! The claim is one transaction that starts with a write: insert the intent (`ON CONFLICT DO
 //! NOTHING`, so of two racing responses exactly one inserts), re-read the bundle, re-classify it
@@ -19,7 +25,7 @@ use serde_json::{json, Map, Value};
 
 use crate::rules::model::MessageRecord;
 use crate::rules::respond::{
-    check_answers, classify_bundle, detached_resume_outcome, live_delivery_failed, observe_bundle,
+    check_answers, classify_bundle, detached_resume_outcome, live_delivery_failed,
     reconcile_delivery_intent, respond_plan, AnswerProblem, BundleFacts, BundleObservation,
     BundleState, ClaimAfter, Handoff, IntentReason, IntentRecovery, PriorActive, Resolution,
     ResolutionReason, RespondPlan, RespondReply, Response, ResumeReport, MAX_ANSWER_BYTES,
@@ -29,11 +35,10 @@ use crate::wire::{self, Json, Wire};
 use super::clock::{wire_time, Clock};
 use super::error::{Result, ServerError};
 use super::events::EventSink;
-use super::projection::{load_snapshot, MessageEventKind, Projector, SessionSnapshot};
-use super::storage::{
-    cas_message_metadata_on, insert_intent_on, messages_on, session_on, turns_on, IntentRow,
-    MessageRow, Storage,
+use super::projection::{
+    bundle_snapshot_on, load_bundle_snapshot, BundleSnapshot, MessageEventKind, Projector,
 };
+use super::storage::{cas_message_metadata_on, insert_intent_on, IntentRow, MessageRow, Storage};
 use super::summary::SummaryRepair;
 
 /// The user's response to a bundle.
@@ -243,7 +248,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
 
     fn facts(
         &self,
-        snapshot: &SessionSnapshot,
+        snapshot: &BundleSnapshot,
         observation: &BundleObservation,
         pending_id: &str,
         intent_outstanding: bool,
@@ -255,7 +260,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
             agent_disconnected: observation
                 .rows
                 .iter()
-                .filter_map(|&i| snapshot.messages.get(i))
+                .filter_map(|&i| snapshot.rows.get(i))
                 .any(agent_disconnected),
             delivery_intent: intent_outstanding,
         }
@@ -264,21 +269,22 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
     /// Classifies the bundle as it stands (SPEC §8).
     pub async fn classify(&self, pending_id: &str) -> Result<BundleState> {
         let session_id = self.bundle_session(pending_id).await?;
-        let snapshot = self.snapshot(&session_id).await?;
-        let observation = observe(&snapshot, pending_id);
+        let snapshot = self.snapshot(&session_id, pending_id).await?;
+        let observation = snapshot.observe(pending_id);
         let intent = self.storage().delivery_intent(pending_id).await?.is_some();
         Ok(classify_bundle(&self.facts(&snapshot, &observation, pending_id, intent)).0)
     }
 
-    async fn snapshot(&self, session_id: &str) -> Result<SessionSnapshot> {
-        load_snapshot(self.storage(), session_id).await
+    /// What the rules read of bundle `pending_id` in its session ([`BundleSnapshot`]).
+    async fn snapshot(&self, session_id: &str, pending_id: &str) -> Result<BundleSnapshot> {
+        load_bundle_snapshot(self.storage(), session_id, pending_id).await
     }
 
     /// Responds to bundle `pending_id` (`POST /clarification/:pendingId/respond`).
     pub async fn respond(&self, pending_id: &str, input: &ResponseInput) -> Result<RespondOutcome> {
         let session_id = self.bundle_session(pending_id).await?;
-        let snapshot = self.snapshot(&session_id).await?;
-        let observation = observe(&snapshot, pending_id);
+        let snapshot = self.snapshot(&session_id, pending_id).await?;
+        let observation = snapshot.observe(pending_id);
         let intent = self.storage().delivery_intent(pending_id).await?.is_some();
         let facts = self.facts(&snapshot, &observation, pending_id, intent);
         let (state, _) = classify_bundle(&facts);
@@ -388,12 +394,8 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
             return Ok(None);
         }
         // Re-read inside the claim: the bundle must still be what was classified.
-        let snapshot = SessionSnapshot {
-            session: session_on(&mut tx, session_id).await?,
-            turns: turns_on(&mut tx, session_id).await?,
-            messages: messages_on(&mut tx, session_id).await?,
-        };
-        let observation = observe(&snapshot, pending_id);
+        let snapshot = bundle_snapshot_on(&mut tx, session_id, pending_id).await?;
+        let observation = snapshot.observe(pending_id);
         let mut facts = self.facts(&snapshot, &observation, pending_id, false);
         facts.waiter_live = waiter_live;
         if classify_bundle(&facts).0 != state {
@@ -404,7 +406,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
         let claimed: Vec<&MessageRow> = observation
             .pending_rows
             .iter()
-            .filter_map(|&i| snapshot.messages.get(i))
+            .filter_map(|&i| snapshot.rows.get(i))
             .collect();
         for row in &claimed {
             let metadata = claimed_metadata(row, input, detached);
@@ -436,8 +438,10 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
 
     /// Is the claimed bundle's turn still the session's current turn?
     async fn turn_still_current(&self, intent: &IntentRow) -> Result<bool> {
-        let snapshot = self.snapshot(&intent.session_id).await?;
-        Ok(observe(&snapshot, &intent.pending_id).turn.is_current())
+        let snapshot = self
+            .snapshot(&intent.session_id, &intent.pending_id)
+            .await?;
+        Ok(snapshot.observe(&intent.pending_id).turn.is_current())
     }
 
     async fn apply(&self, intent: &IntentRow, resolution: Resolution) -> Result<()> {
@@ -513,8 +517,10 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
         for intent in self.storage().delivery_intents().await? {
             let prior = parse_prior(&intent)?;
             let handoff = parse_handoff(&intent)?;
-            let snapshot = self.snapshot(&intent.session_id).await?;
-            let turn = observe(&snapshot, &intent.pending_id).turn;
+            let snapshot = self
+                .snapshot(&intent.session_id, &intent.pending_id)
+                .await?;
+            let turn = snapshot.observe(&intent.pending_id).turn;
             let (recovery, reason) = reconcile_delivery_intent(prior, handoff, turn);
             match recovery {
                 IntentRecovery::Restore {
@@ -540,14 +546,14 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
 /// is its `metadata.question_id`, else its message id. A problem is [`ServerError::Invalid`]
 /// (400, nothing written).
 fn check_bundle_answers(
-    snapshot: &SessionSnapshot,
+    snapshot: &BundleSnapshot,
     observation: &BundleObservation,
     payload: &Value,
 ) -> Result<()> {
     let questions: Vec<&str> = observation
         .rows
         .iter()
-        .filter_map(|&i| snapshot.messages.get(i))
+        .filter_map(|&i| snapshot.rows.get(i))
         .map(|row| {
             row.metadata
                 .get("question_id")
@@ -583,15 +589,6 @@ fn check_bundle_answers(
             ),
         })
     })
-}
-
-fn observe(snapshot: &SessionSnapshot, pending_id: &str) -> BundleObservation {
-    observe_bundle(
-        Some(snapshot.session.state()),
-        &snapshot.turns,
-        &snapshot.messages,
-        pending_id,
-    )
 }
 
 /// The wire spelling of a reply (`success`, `retryable_error`, ...), for logs and APIs.

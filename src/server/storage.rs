@@ -631,11 +631,12 @@ impl Storage {
 
     pub async fn insert_message(&self, message: &NewMessage<'_>) -> Result<MessageRow> {
         let seq = self.next_counter("message_seq").await?;
-        sqlx::query(
+        let row = sqlx::query(&format!(
             "INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, \
              message_type, content, metadata, pending_id, created_at, updated_at, version) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0)",
-        )
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0) \
+             RETURNING {MESSAGE_COLUMNS}",
+        ))
         .bind(message.id)
         .bind(seq)
         .bind(message.session_id)
@@ -647,9 +648,9 @@ impl Storage {
         .bind(message.metadata.to_string())
         .bind(indexed_pending_id(message.message_type, &message.metadata))
         .bind(message.created_at)
-        .execute(self.db.pool())
+        .fetch_one(self.db.pool())
         .await?;
-        self.message(message.id).await
+        MessageRow::read(&row)
     }
 
     pub async fn message(&self, id: &str) -> Result<MessageRow> {
@@ -937,34 +938,42 @@ pub(crate) async fn messages_on(
     rows.iter().map(MessageRow::read).collect()
 }
 
+/// The turns of a session (storage order, as [`turns_on`]) with the ids of those that at least
+/// one of its messages references (by the decoder's reading of `turn_id`), sorted: the
+/// `is_referenced` of the turn rule without reading the messages themselves (one index probe
+/// per turn), in one statement.
+pub(crate) async fn turns_referenced_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<(Vec<TurnRow>, Vec<String>)> {
+    let rows = sqlx::query(&format!(
+        "SELECT {TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
+         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
+         AS referenced FROM turns WHERE session_id = $1 ORDER BY id"
+    ))
+    .bind(session_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut turns = Vec::with_capacity(rows.len());
+    let mut referenced = Vec::new();
+    for row in &rows {
+        let turn = TurnRow::read(row)?;
+        let flag: i64 = col(row, "turns", "referenced")?;
+        if to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some() {
+            referenced.push(turn.id.clone());
+        }
+        turns.push(turn);
+    }
+    referenced.sort_unstable();
+    referenced.dedup();
+    Ok((turns, referenced))
+}
+
 /// The `type`s of the rows [`rules::pending::turn_pending_action`] counts (every other type is
 /// [`MessageKind::Other`] to the rules): the prefilter of [`turn_requests_on`].
 ///
 /// [`rules::pending::turn_pending_action`]: crate::rules::pending::turn_pending_action
 pub(crate) const REQUEST_TYPES: [&str; 2] = ["clarification_request", "permission_request"];
-
-/// The ids of the session's turns that at least one of its messages references (by the
-/// decoder's reading of `turn_id`), sorted: the `is_referenced` of the turn rule without reading
-/// the messages themselves (one index probe per turn).
-pub(crate) async fn referenced_turns_on(
-    conn: &mut AnyConnection,
-    session_id: &str,
-) -> Result<Vec<String>> {
-    let ids: Vec<String> = sqlx::query_scalar(
-        "SELECT t.id FROM turns t WHERE t.session_id = $1 AND EXISTS \
-         (SELECT 1 FROM messages m WHERE m.session_id = $1 AND m.turn_id = t.id)",
-    )
-    .bind(session_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut ids: Vec<String> = ids
-        .into_iter()
-        .filter(|id| MessageMeaning::turn_id_of(Some(id)).is_some())
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    Ok(ids)
-}
 
 /// The messages of one turn of a session whose `type` is one of [`REQUEST_TYPES`], in the order
 /// of [`messages_on`] (`seq`, insertion order): the rows the pending rule reads of its current
@@ -994,6 +1003,25 @@ pub(crate) async fn turn_requests_on(
         .collect::<Result<Vec<MessageRow>>>()?;
     messages.sort_by_key(|m| m.seq);
     Ok(messages)
+}
+
+/// The messages of a session whose indexed `pending_id` (the decoder's reading of
+/// `metadata.pending_id`, kept by every write of the metadata) is `pending_id`, in insertion
+/// order: every row of that clarification bundle in the session, through the `pending_id` index.
+pub(crate) async fn bundle_rows_on(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    pending_id: &str,
+) -> Result<Vec<MessageRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages WHERE pending_id = $1 AND session_id = $2 \
+         ORDER BY seq"
+    ))
+    .bind(pending_id)
+    .bind(session_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(MessageRow::read).collect()
 }
 
 /// Compare-and-set of a message's metadata on its version, on a given connection.

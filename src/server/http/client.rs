@@ -224,7 +224,11 @@ impl WsClient {
                 .map_err(|e| ClientError::of("ws token", e))?;
             request.headers_mut().insert("authorization", value);
         }
-        let (stream, _) = tokio_tungstenite::client_async(request, tcp)
+        // A browser-sized read buffer: tungstenite zeroes the free part (128 KiB by default)
+        // before every read, which would dominate a frame's cost here.
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .read_buffer_size(16 << 10);
+        let (stream, _) = tokio_tungstenite::client_async_with_config(request, tcp, Some(config))
             .await
             .map_err(|e| ClientError::of("ws handshake", e))?;
         Ok(WsClient { stream })

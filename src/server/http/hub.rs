@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 
@@ -441,23 +442,11 @@ impl Hub {
             tokio::select! {
                 frame = frames.recv() => match frame {
                     Ok(frame) => {
-                        if frame.offset.is_some_and(|offset| offset <= latest) {
-                            continue;
-                        }
-                        let text = frame.text();
-                        drop(frame);
-                        let send = socket.send(Message::Text(text));
-                        tokio::pin!(send);
-                        let sent = loop {
-                            tokio::select! {
-                                sent = &mut send => break Some(sent.is_ok()),
-                                Ok(()) = shed.changed() => {
-                                    if !frames.is_empty() {
-                                        break None;
-                                    }
-                                }
-                            }
-                        };
+                        // The frames already queued for this socket go out in one write.
+                        let (batch, ended) = drain(&mut frames, frame, latest);
+                        let sent = write_batch(&mut socket, &batch, &frames, &mut shed).await;
+                        // Counted against the budget until written (see the module docs).
+                        drop(batch);
                         match sent {
                             Some(true) => {}
                             Some(false) => break,
@@ -467,6 +456,15 @@ impl Hub {
                                 tracing::warn!(behind = frames.len(), "WebSocket client stuck while over budget; dropping it");
                                 return;
                             }
+                        }
+                        match ended {
+                            None => {}
+                            Some(Ended::Lagged(missed)) => {
+                                tracing::warn!(missed, "WebSocket client lagged; closing it (it must refetch)");
+                                close(&mut socket, 1013, "lagged: reconnect and refetch").await;
+                                break;
+                            }
+                            Some(Ended::Closed) => break,
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
@@ -491,6 +489,77 @@ impl Hub {
                         close(&mut socket, 1013, "lagged: reconnect and refetch").await;
                         break;
                     }
+                }
+            }
+        }
+    }
+}
+
+/// At most this many queued frames go out in one write.
+const BATCH_FRAMES: usize = 64;
+
+/// Why draining a socket's queue stopped short of empty.
+enum Ended {
+    Lagged(u64),
+    Closed,
+}
+
+/// `first` and the frames queued behind it (up to [`BATCH_FRAMES`]), without the ones at or
+/// before `latest` (sent from the backlog). A lag or a closed hub found while draining is
+/// returned to act on once the batch is written: `try_recv` has already moved past the lag, so
+/// it would not be reported again.
+fn drain(
+    frames: &mut broadcast::Receiver<Arc<Buffered>>,
+    first: Arc<Buffered>,
+    latest: u64,
+) -> (Vec<Arc<Buffered>>, Option<Ended>) {
+    let fresh = |frame: &Buffered| frame.offset.is_none_or(|offset| offset > latest);
+    let mut batch = Vec::new();
+    if fresh(&first) {
+        batch.push(first);
+    }
+    while batch.len() < BATCH_FRAMES {
+        match frames.try_recv() {
+            Ok(frame) => {
+                if fresh(&frame) {
+                    batch.push(frame);
+                }
+            }
+            Err(broadcast::error::TryRecvError::Empty) => break,
+            Err(broadcast::error::TryRecvError::Lagged(missed)) => {
+                return (batch, Some(Ended::Lagged(missed)))
+            }
+            Err(broadcast::error::TryRecvError::Closed) => return (batch, Some(Ended::Closed)),
+        }
+    }
+    (batch, None)
+}
+
+/// Writes `batch` and flushes once: `Some(true)` written, `Some(false)` the socket failed,
+/// `None` the hub went over budget while this socket, with more frames queued, was still
+/// writing (the caller drops it).
+async fn write_batch(
+    socket: &mut WebSocket,
+    batch: &[Arc<Buffered>],
+    frames: &broadcast::Receiver<Arc<Buffered>>,
+    shed: &mut watch::Receiver<u64>,
+) -> Option<bool> {
+    if batch.is_empty() {
+        return Some(true);
+    }
+    let send = async {
+        for frame in batch {
+            socket.feed(Message::Text(frame.text())).await?;
+        }
+        socket.flush().await
+    };
+    tokio::pin!(send);
+    loop {
+        tokio::select! {
+            sent = &mut send => return Some(sent.is_ok()),
+            Ok(()) = shed.changed() => {
+                if !frames.is_empty() {
+                    return None;
                 }
             }
         }

@@ -63,8 +63,19 @@ async fn websocket(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let resume = resume_of(query.as_deref());
+    // Clients send nothing but control frames: a small read buffer (tungstenite zeroes the
+    // read buffer's free space before each read, 128 KiB by default) and small messages.
+    let upgrade = upgrade
+        .read_buffer_size(CLIENT_READ_BUFFER)
+        .max_message_size(CLIENT_MESSAGE_MAX)
+        .max_frame_size(CLIENT_MESSAGE_MAX);
     upgrade.on_upgrade(move |socket| async move { app.hub.serve_socket(socket, resume).await })
 }
+
+/// The socket's read buffer: what a client sends fits.
+const CLIENT_READ_BUFFER: usize = 4 << 10;
+/// The largest message a client may send (it has nothing to send but control frames).
+const CLIENT_MESSAGE_MAX: usize = 64 << 10;
 
 /// `?since=<offset>&stream=<stream>`: where a reconnecting client was. Anything else (missing,
 /// malformed) is no resume: the hello says `resumed: false` and the client refetches.

@@ -228,6 +228,7 @@ pub async fn create_session(
 /// A message an operation writes.
 struct Msg<'a> {
     session_id: &'a str,
+    task_id: &'a str,
     turn_id: &'a str,
     author_type: &'a str,
     message_type: &'a str,
@@ -237,14 +238,13 @@ struct Msg<'a> {
 
 /// Inserts a message and publishes it (`session.message.added` with the projection).
 async fn add_message(app: &App, core: &Core, msg: Msg<'_>) -> Result<MessageRow, ServerError> {
-    let session = app.storage.session(msg.session_id).await?;
     let id = new_id("msg");
     let row = app
         .storage
         .insert_message(&NewMessage {
             id: &id,
             session_id: msg.session_id,
-            task_id: &session.task_id,
+            task_id: msg.task_id,
             turn_id: Some(msg.turn_id),
             author_type: msg.author_type,
             message_type: msg.message_type,
@@ -326,6 +326,7 @@ async fn start_turn_with(
             core,
             Msg {
                 session_id,
+                task_id: &task_id,
                 turn_id: &id,
                 author_type: "user",
                 message_type: "message",
@@ -454,6 +455,7 @@ pub async fn post_message(
         core,
         Msg {
             session_id,
+            task_id: &task_id,
             turn_id: &turn,
             author_type,
             message_type,
@@ -505,6 +507,7 @@ pub async fn ask_clarification(
             core,
             Msg {
                 session_id,
+                task_id: &task_id,
                 turn_id: &turn,
                 author_type: "agent",
                 message_type: "clarification_request",
@@ -541,6 +544,7 @@ pub async fn ask_permission(
         core,
         Msg {
             session_id,
+            task_id: &task_id,
             turn_id: &turn,
             author_type: "agent",
             message_type: "permission_request",
@@ -722,11 +726,13 @@ pub async fn continue_after_response(
     } else {
         "Thanks, continuing with your answers."
     };
+    let task_id = app.storage.session(session_id).await?.task_id;
     add_message(
         app,
         core,
         Msg {
             session_id,
+            task_id: &task_id,
             turn_id: &turn,
             author_type: "agent",
             message_type: "message",
