@@ -58,6 +58,13 @@ impl SessionSnapshot {
     }
 }
 
+/// Whether the sorted ids `referenced` hold `turn_id`.
+fn sorted_contains(referenced: &[String], turn_id: &str) -> bool {
+    referenced
+        .binary_search_by(|id| id.as_str().cmp(turn_id))
+        .is_ok()
+}
+
 /// What one session's pending action reads, from one snapshot: the session row, its turns, the
 /// turns its messages reference, and the `clarification_request` / `permission_request` rows of
 /// the turn the rule reads (storage's prefilter: the only rows of that turn the rule counts).
@@ -75,9 +82,7 @@ pub struct PendingSnapshot {
 impl PendingSnapshot {
     /// Whether any message of the session references `turn_id`.
     pub fn is_referenced(&self, turn_id: &str) -> bool {
-        self.referenced
-            .binary_search_by(|id| id.as_str().cmp(turn_id))
-            .is_ok()
+        sorted_contains(&self.referenced, turn_id)
     }
 
     /// The session's authoritative pending action (SPEC §4), decided by the rules: equal to
@@ -112,9 +117,7 @@ pub struct BundleSnapshot {
 impl BundleSnapshot {
     /// Whether any message of the session references `turn_id`.
     pub fn is_referenced(&self, turn_id: &str) -> bool {
-        self.referenced
-            .binary_search_by(|id| id.as_str().cmp(turn_id))
-            .is_ok()
+        sorted_contains(&self.referenced, turn_id)
     }
 
     /// The bundle placed by the rules (indices into [`BundleSnapshot::rows`]): equal to
