@@ -5,6 +5,7 @@
 // cross-origin isolated and performance.now() has its fine (5 µs) resolution.
 import init, * as store from '/pkg/index.js';
 import initRules, * as rules from '/pkg/rules/index.js';
+import '/pkg/trace.js';
 import { SIZES, eventBench, ingestBench, memoryBench, queryBench } from './store.bench.mjs';
 
 const params = new URLSearchParams(location.search);
@@ -20,7 +21,7 @@ try {
   let result;
   switch (part) {
     case 'events':
-      result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, ...options }));
+      result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, recordingOn: true, ...options }));
       break;
     case 'queries':
       result = queryBench(tp, { now, ...options });

@@ -12,6 +12,8 @@ const store = await import(process.env.TP_MODULE ?? 'task-projection');
 const rules = await import(process.env.TP_RULES_MODULE ?? 'task-projection/rules');
 const tp = { ...store, ...rules };
 const init = store.default;
+// The flight recorder, for the events part's `recording` pass (absent from older builds).
+await import('task-projection/trace').catch(() => undefined);
 await rules.default();
 
 const [part = 'events', raw = '{}'] = process.argv.slice(2);
@@ -22,7 +24,7 @@ const wasm = await init();
 let result;
 switch (part) {
   case 'events':
-    result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, ...options }));
+    result = (options.sizes ?? SIZES).map((n) => eventBench(tp, n, { now, recordingOn: true, ...options }));
     break;
   case 'paths':
     result = inputPathsBench(tp, options.n ?? 5000, { now });

@@ -248,6 +248,10 @@ const envs = [['node', results.node], ['chromium', results.chromium], ['native',
 for (const [env, r] of envs) {
   if (!r?.events) continue;
   out.push(line(`${env} store`, r.events.map((e) => cell(e.store))));
+  if (r.events[0].recording) {
+    out.push(line(`${env} store, recording on`, r.events.map((e) => cell(e.recording))));
+    out.push(line(`${env} ratio recording on/off`, r.events.map((e) => `${f(e.recording.vsStore)}×`)));
+  }
   if (r.events[0].storeFromJsonText) out.push(line(`${env} store, from JSON text`, r.events.map((e) => cell(e.storeFromJsonText))));
   if (r.events[0].storeTyped) out.push(line(`${env} store, pre-decoded`, r.events.map((e) => cell(e.storeTyped))));
   if (r.events[0].baseline) out.push(line(`${env} baseline (plain JS)`, r.events.map((e) => cell(e.baseline))));

@@ -202,6 +202,8 @@ export function preloadedStore(tp, history, pageSize = 0) {
  * One WebSocket message event per operation, for a session of `n` messages:
  * - `store`: `applyMessageEvent(kind, payload)` + `sessionPendingAction(id)` +
  *   `pendingClarification(id)`;
+ * - `recording` (with `recordingOn`, which needs `task-projection/trace` imported): the same on a
+ *   store with a recording on (1 MiB ring); `vsStore` = its µs / the store's;
  * - `stateless`: the app's arrays updated, then `currentTurnId(turns, state)`,
  *   `sessionPendingAction({session, turns, messages})` and
  *   `pendingClarificationBundle(messages, scope)` over the whole transcript
@@ -218,6 +220,7 @@ export function preloadedStore(tp, history, pageSize = 0) {
  */
 export function eventBench(tp, n, {
   now, budgetMs = 1500, statelessBudgetMs = 1500, baselineBudgetMs = statelessBudgetMs, warmupMs = 300, baselineCheckEvents = 10,
+  recordingOn = false,
 } = {}) {
   const history = sessionHistory(n);
   const k = passLength(n);
@@ -229,12 +232,11 @@ export function eventBench(tp, n, {
   // stateless call there rescans the whole transcript, ~0.3 s); against the store: every event.
   const baselineAgreement = baselineCheck(tp, history, pass, { statelessLimit: n <= 5000 ? Infinity : baselineCheckEvents });
 
-  const store = preloadedStore(tp, history);
   // The pass's added rows, deleted after each replay (untimed; ids change per replay).
   const deletes = () => pass.added.map((id) => ({ message_id: id, session_id: sid }));
   let actions = 0;
   let bundles = 0;
-  const storePass = () => {
+  const storePass = (store) => () => {
     sequence = passRevisions(pass, sequence);
     passIds(pass);
     const events = pass.events;
@@ -251,9 +253,21 @@ export function eventBench(tp, n, {
     for (const d of deletes()) store.applyMessageEvent('deleted', d);
     return t;
   };
-  const storeResult = measure(storePass, k, { now, budgetMs, warmupMs });
+  const store = preloadedStore(tp, history);
+  const storeResult = measure(storePass(store), k, { now, budgetMs, warmupMs });
   const stats = store.stats();
   store.free();
+  // The same pass with a recording on (the runner imports `task-projection/trace`): the cost of
+  // the flight recorder per event, a 1 MiB ring wrapping many times.
+  let recording;
+  if (recordingOn && typeof tp.ProjectionStore.prototype.startRecording === 'function') {
+    const recorded = preloadedStore(tp, history);
+    recorded.startRecording({ maxBytes: 1 << 20 });
+    const result = measure(storePass(recorded), k, { now, budgetMs, warmupMs });
+    const header = JSON.parse(recorded.stopRecording().split('\n', 1)[0]);
+    recorded.free();
+    recording = { ...result, steps: header.steps, dropped: header.dropped, vsStore: result.median / storeResult.median };
+  }
 
   // Stateless and baseline: the app's own state (the session object, the transcript array)
   // updated per event, then the three answers recomputed over the whole transcript, by the pure
@@ -308,6 +322,7 @@ export function eventBench(tp, n, {
     n,
     eventsPerPass: k,
     store: storeResult,
+    ...(recording && { recording }),
     stateless: { ...statelessResult, eventsPerPass: ks },
     baseline: { ...baselineResult, eventsPerPass: k },
     ...(baselinePrefix && { baselinePrefix: { ...baselinePrefix, eventsPerPass: ks } }),

@@ -1084,6 +1084,8 @@ export const FETCHED_INPUT = obj({
   response: obj(Object.assign({}, TASK_KEYS, { status_summary: kept(SUMMARY) })),
 });
 export const SELECTION_OPTIONS = obj({ preferredSessionId: LEAF });
+/** `startRecording`'s options. */
+export const RECORDING_OPTIONS = obj({ maxBytes: LEAF });
 export const SETTLE_OUTCOME = obj({ aborted: LEAF, timedOut: LEAF, error: LEAF, sessions: SESSIONS });
 export { LEAF, NO_KEYS };
 

@@ -13,14 +13,23 @@
 //      (`wire::MessageMeaning::of`); tests/js/store.fastpath.test.mjs checks they agree.
 //   3. Listeners: kept here and called from a microtask with what changed (`__takeChanges`), so a
 //      listener, too, never runs under a wasm frame.
+//   4. Recording (`startRecording`): the recorder is `task-projection/trace` (js/trace.js), which
+//      an app imports to install it; this file only hands it each input the store accepted, as it
+//      received it (its tape, or the fast path's copies), and costs one test per input otherwise.
 // After `free()` or `dispose()` every method throws a TaskProjectionError `disposed`, except
 // `settleSelection` (an outstanding ticket settles `inert`), `dispose` and `free` (no-ops).
 import { ProjectionStore as WasmProjectionStore, __memory } from './task_projection.js';
 import {
   readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
-  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED,
+  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
 } from './read.js';
+
+// The recorder's slot, one for every copy of the store in a page (each entry's, the loader's):
+// importing `task-projection/trace` (js/trace.js) fills it with the function that starts a
+// recording, given what it needs of this copy's read.js. The `.1` is the protocol between the two
+// files (that call; `tape`, `args`, `step`, `text` of a recording).
+const RECORDER = Symbol.for('task-projection.recorder.1');
 
 // The codes of the fast-path call `__applyMessage` (src/wasm/store.rs `FastKind`, `FastAction`;
 // tests/js/boundary.test.mjs checks them against the wasm side's `__codes()`).
@@ -262,14 +271,26 @@ function frameOutcome(type, applied, reason, refetch, offset, taskId) {
   return out;
 }
 
-/** The tape of a call with one argument (the wasm method takes it from there). */
-function one(value, node, name) {
-  return tape().arg(value, node, name).send();
+/** The tape of a call with one argument (the wasm method takes it from there); the input of
+ * store `s`'s recording when it is one. */
+function one(value, node, name, s) {
+  return send(tape().arg(value, node, name), s);
 }
 
 /** The tape of a call with two arguments. */
-function two(a, nodeA, nameA, b, nodeB, nameB) {
-  return tape().arg(a, nodeA, nameA).arg(b, nodeB, nameB).send();
+function two(a, nodeA, nameA, b, nodeB, nameB, s) {
+  return send(tape().arg(a, nodeA, nameA).arg(b, nodeB, nameB), s);
+}
+
+function send(t, s) {
+  if (s !== undefined && s.rec !== undefined) s.rec.tape(t);
+  return t.send();
+}
+
+/** While recording: the input `call` was accepted (with `result`). */
+function note(s, call, result) {
+  if (s.rec !== undefined) s.rec.step(call, result);
+  return result;
 }
 
 /** A typed error for an argument that must be a function. */
@@ -291,6 +312,8 @@ export class ProjectionStore {
       freed: false,
       // The fast path is on; tests turn it off to compare it with the wasm decoder.
       fast: true,
+      // The recording in progress (startRecording), or undefined.
+      rec: undefined,
     });
   }
 
@@ -298,15 +321,17 @@ export class ProjectionStore {
 
   applySessionList(taskId, sessions) {
     const s = live(this);
-    two(taskId, LEAF, 'taskId', sessions, SESSIONS, 'sessions');
+    two(taskId, LEAF, 'taskId', sessions, SESSIONS, 'sessions', s);
     s.wasm.applySessionList();
+    note(s, 'applySessionList');
     changed(s);
   }
 
   applyTurnList(sessionId, turns) {
     const s = live(this);
-    two(sessionId, LEAF, 'sessionId', turns, TURNS, 'turns');
+    two(sessionId, LEAF, 'sessionId', turns, TURNS, 'turns', s);
     s.wasm.applyTurnList();
+    note(s, 'applyTurnList');
     changed(s);
   }
 
@@ -321,22 +346,28 @@ export class ProjectionStore {
         return f && [i === 0 ? K.pageFirst : K.pageRow, id, undefined, f, FAST.action.absent, undefined, 0];
       })
       : undefined;
+    const copies = read !== undefined ? read.copies : readArg(messages, LEAF, 'messages');
     if (rows !== undefined) {
       s.boundary.applyAll(rows);
     } else {
-      two(id, LEAF, 'sessionId', read !== undefined ? read.copies : readArg(messages, LEAF, 'messages'), MESSAGES, 'messages');
+      two(id, LEAF, 'sessionId', copies, MESSAGES, 'messages');
       s.wasm.applyMessagePage();
     }
+    if (s.rec !== undefined) s.rec.args = [id, copies];
+    note(s, 'applyMessagePage');
     changed(s);
   }
 
   beginTaskFetch() {
-    return live(this).wasm.beginTaskFetch();
+    const s = live(this);
+    if (s.rec !== undefined) s.rec.args = [];
+    return note(s, 'beginTaskFetch', s.wasm.beginTaskFetch());
   }
 
   applyTaskSnapshot(token, tasks) {
     const s = live(this);
-    s.wasm.applyTaskSnapshot(two(token, LEAF, 'token', tasks, TASK_INPUTS, 'tasks'));
+    s.wasm.applyTaskSnapshot(two(token, LEAF, 'token', tasks, TASK_INPUTS, 'tasks', s));
+    note(s, 'applyTaskSnapshot');
     changed(s);
   }
 
@@ -353,6 +384,9 @@ export class ProjectionStore {
       two(kind, LEAF, 'kind', copy, MESSAGE_EVENT, 'payload');
       s.wasm.applyMessageEvent();
     }
+    // `kind` is a string: the call was accepted.
+    if (s.rec !== undefined) s.rec.args = [kind, copy];
+    note(s, 'applyMessageEvent');
     changed(s);
   }
 
@@ -361,45 +395,53 @@ export class ProjectionStore {
     const k = kindCode(kind);
     const read = readItems(payloads, MESSAGE_EVENT, 'payloads');
     const batch = k >= 0 && s.fast && read !== undefined ? fastArgs(read.copies, (copy) => eventArgs(k, copy)) : undefined;
+    const copies = read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads');
     if (batch !== undefined) {
       s.boundary.applyAll(batch);
     } else {
-      two(kind, LEAF, 'kind', read !== undefined ? read.copies : readArg(payloads, LEAF, 'payloads'), MESSAGE_EVENTS, 'payloads');
+      two(kind, LEAF, 'kind', copies, MESSAGE_EVENTS, 'payloads');
       s.wasm.applyMessageEvents();
     }
+    if (s.rec !== undefined) s.rec.args = [kind, copies];
+    note(s, 'applyMessageEvents');
     changed(s);
   }
 
   applyTurnEvent(payload) {
     const s = live(this);
-    one(payload, TURN_EVENT, 'payload');
+    one(payload, TURN_EVENT, 'payload', s);
     s.wasm.applyTurnEvent();
+    note(s, 'applyTurnEvent');
     changed(s);
   }
 
   applySessionEvent(payload) {
     const s = live(this);
-    one(payload, SESSION_EVENT, 'payload');
+    one(payload, SESSION_EVENT, 'payload', s);
     s.wasm.applySessionEvent();
+    note(s, 'applySessionEvent');
     changed(s);
   }
 
   applyStatusSummaryEvent(payload) {
     const s = live(this);
-    s.wasm.applyStatusSummaryEvent(one(payload, SUMMARY_EVENT, 'payload'));
+    s.wasm.applyStatusSummaryEvent(one(payload, SUMMARY_EVENT, 'payload', s));
+    note(s, 'applyStatusSummaryEvent');
     changed(s);
   }
 
   applyTaskUpdated(payload) {
     const s = live(this);
-    s.wasm.applyTaskUpdated(one(payload, TASK_INPUT, 'payload'));
+    s.wasm.applyTaskUpdated(one(payload, TASK_INPUT, 'payload', s));
+    note(s, 'applyTaskUpdated');
     changed(s);
   }
 
   removeTask(taskId) {
     const s = live(this);
-    one(taskId, LEAF, 'taskId');
+    one(taskId, LEAF, 'taskId', s);
     s.wasm.removeTask();
+    note(s, 'removeTask');
     changed(s);
   }
 
@@ -498,8 +540,9 @@ export class ProjectionStore {
         // `resumed`); the outcome reports the copy's `stream` and `offset` (the offset of the
         // last event published before this connection).
         const copy = readArg(payload, HELLO, 'payload');
-        one(copy, HELLO, 'payload');
+        one(copy, HELLO, 'payload', s);
         const refetch = s.wasm.__hello();
+        note(s, 'applyFrame');
         const out = frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null, typeof copy.offset === 'number' ? copy.offset + 0 : null);
         out.stream = typeof copy.stream === 'string' ? copy.stream : null;
         return out;
@@ -516,14 +559,15 @@ export class ProjectionStore {
 
   beginSelection(taskId, options) {
     const s = live(this);
-    two(taskId, LEAF, 'taskId', options, SELECTION_OPTIONS, 'options');
-    return s.wasm.beginSelection();
+    two(taskId, LEAF, 'taskId', options, SELECTION_OPTIONS, 'options', s);
+    return note(s, 'beginSelection', s.wasm.beginSelection());
   }
 
   setActiveTask(taskId) {
     const s = live(this);
-    one(taskId, LEAF, 'taskId');
+    one(taskId, LEAF, 'taskId', s);
     s.wasm.setActiveTask();
+    note(s, 'setActiveTask');
     changed(s);
   }
 
@@ -532,10 +576,33 @@ export class ProjectionStore {
     // A load that resolves after the store went away settles inert (SPEC §6: never navigate).
     if (s !== undefined && s.wasm === undefined) return { kind: 'inert' };
     const store = live(this);
-    two(ticket, LEAF, 'ticket', outcome, SETTLE_OUTCOME, 'outcome');
-    const result = store.wasm.settleSelection();
+    two(ticket, LEAF, 'ticket', outcome, SETTLE_OUTCOME, 'outcome', store);
+    const result = note(store, 'settleSelection', store.wasm.settleSelection());
     changed(store);
     return result;
+  }
+
+  // ---- recording ----------------------------------------------------------------------------
+
+  /**
+   * Records every input from now on (docs/trace-format.md): ids and the fields the rules read,
+   * never message content, with the answers each input changed, in a ring of `maxBytes`. Needs
+   * `import 'task-projection/trace'` first (else `recording_unavailable`, options not read).
+   */
+  startRecording(options) {
+    const s = live(this);
+    // (No `globalThis` in engines older than 2019: no recorder either.)
+    const start = typeof globalThis === 'object' ? globalThis[RECORDER] : undefined;
+    if (typeof start !== 'function') throw taskProjectionError('recording_unavailable', 'this', "this: startRecording() needs import 'task-projection/trace' first");
+    s.rec = start(this, s.wasm, options === undefined ? undefined : readArg(options, RECORDING_OPTIONS, 'options'), s.rec !== undefined, TAG, taskProjectionError);
+  }
+
+  /** The trace recorded since `startRecording` (newline-delimited JSON), or `null`. */
+  stopRecording() {
+    const s = live(this);
+    const rec = s.rec;
+    s.rec = undefined;
+    return rec === undefined ? null : rec.text();
   }
 
   // ---- notification, lifecycle --------------------------------------------------------------
@@ -566,6 +633,7 @@ export class ProjectionStore {
     const s = STATE.get(this);
     if (s === undefined || s.wasm === undefined) return;
     s.listeners.length = 0;
+    s.rec = undefined;
     s.wasm.dispose();
     s.boundary.reset();
     s.wasm.free();

@@ -29,6 +29,11 @@ pub(crate) mod hash;
 pub mod rules;
 mod sort;
 pub mod store;
+/// Traces (docs/trace-format.md): native only. The package records in JS (`js/trace.js`), so the
+/// wasm carries none of it; this is the native API and the reference the JS recorder is checked
+/// against (`tests/js/trace.test.mjs`).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod trace;
 pub mod wire;
 
 #[cfg(feature = "server")]

@@ -26,17 +26,23 @@ use task_projection::rules::pending;
 use task_projection::rules::time::Timestamp;
 use task_projection::rules::turn::{current_turn, CurrentTurn};
 use task_projection::store::ProjectionStore;
+use task_projection::trace::explore::{self, Arrival, Step};
 use task_projection::wire::{self, store_api as api, Json, Path};
 
 type Store = ProjectionStore<Value>;
 
-/// One delivered step: an input, or the `beginTaskFetch` of a snapshot (`begin`).
-#[derive(Clone, Debug)]
-struct Step {
-    input: usize,
-    /// For a task snapshot: `Some(copy)`; `begin` says which half.
-    copy: Option<usize>,
-    begin: bool,
+/// How each input of `history` may arrive: a snapshot is fetched (begun at a random earlier point
+/// than it applies), every other input anywhere; the generator makes none that SPEC orders by
+/// arrival (docs/convergence.md's exceptions), so none is pinned.
+fn arrivals(history: &History) -> Vec<Arrival> {
+    history
+        .inputs
+        .iter()
+        .map(|input| match input {
+            Input::TaskSnapshot { .. } => Arrival::Fetched,
+            Input::Call { .. } => Arrival::Any,
+        })
+        .collect()
 }
 
 /// Applies one step; `tokens` holds the fetch tokens of begun snapshot copies.
@@ -375,77 +381,13 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
 
 /// The steps of in-order delivery: every input once, a snapshot begun right before it applies.
 fn in_order(history: &History) -> Vec<Step> {
-    let mut steps = Vec::new();
-    for (i, input) in history.inputs.iter().enumerate() {
-        if matches!(input, Input::TaskSnapshot { .. }) {
-            steps.push(Step {
-                input: i,
-                copy: Some(i * 4),
-                begin: true,
-            });
-            steps.push(Step {
-                input: i,
-                copy: Some(i * 4),
-                begin: false,
-            });
-        } else {
-            steps.push(Step {
-                input: i,
-                copy: None,
-                begin: false,
-            });
-        }
-    }
-    steps
+    explore::in_order(&arrivals(history))
 }
 
-/// A random delivery: every input `1 + dups[i] % 3` times in a shuffled order; a snapshot copy
-/// is begun at a random earlier point.
+/// A random delivery (the explorer's, `trace::explore::shuffled`): every input `1 + dups[i] % 3`
+/// times in a shuffled order; a snapshot copy is begun at a random earlier point.
 fn shuffled(history: &History, seed: u64, dups: &[u8]) -> Vec<Step> {
-    let mut state = seed | 1;
-    let mut next = move |bound: usize| {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        ((state >> 33) as usize) % bound.max(1)
-    };
-    let mut atoms: Vec<(usize, usize)> = Vec::new();
-    for i in 0..history.inputs.len() {
-        let copies = 1 + usize::from(dups.get(i).copied().unwrap_or(0) % 3);
-        for c in 0..copies {
-            atoms.push((i, i * 4 + c));
-        }
-    }
-    for i in (1..atoms.len()).rev() {
-        let j = next(i + 1);
-        atoms.swap(i, j);
-    }
-    let mut steps: Vec<Step> = Vec::new();
-    for (input, copy) in atoms {
-        if matches!(history.inputs[input], Input::TaskSnapshot { .. }) {
-            let at = next(steps.len() + 1);
-            steps.insert(
-                at,
-                Step {
-                    input,
-                    copy: Some(copy),
-                    begin: true,
-                },
-            );
-            steps.push(Step {
-                input,
-                copy: Some(copy),
-                begin: false,
-            });
-        } else {
-            steps.push(Step {
-                input,
-                copy: None,
-                begin: false,
-            });
-        }
-    }
-    steps
+    explore::shuffled(&arrivals(history), seed, dups)
 }
 
 /// Runs a delivery; `Err((steps applied, why, expected answers))` at the first broken invariant.
@@ -486,50 +428,41 @@ fn failure(history: &History, steps: &[Step]) -> Option<(usize, Broken)> {
     }
 }
 
-/// Drops delivered inputs one at a time while the failure persists (the in-order reference is
-/// the history without the dropped inputs).
+/// `history` without the inputs not `kept`, and `steps` renumbered to it.
+fn restricted(history: &History, kept: &[bool], steps: &[Step]) -> (History, Vec<Step>) {
+    let mut index = vec![None; history.inputs.len()];
+    let mut inputs = Vec::new();
+    for (i, input) in history.inputs.iter().enumerate() {
+        if kept[i] {
+            index[i] = Some(inputs.len());
+            inputs.push(input.clone());
+        }
+    }
+    let steps = steps
+        .iter()
+        .filter_map(|s| index[s.input].map(|input| Step { input, ..s.clone() }))
+        .collect();
+    (
+        History {
+            inputs,
+            ..history.clone()
+        },
+        steps,
+    )
+}
+
+/// Shrinks a failing delivery with the explorer's shrinker (`trace::explore::shrink`): inputs
+/// left out of the history (the in-order reference is the history without them), duplicates
+/// dropped, steps moved back toward emission order, while the failure persists.
 fn shrink(history: &History, steps: &[Step]) -> (History, Vec<Step>, usize, Broken) {
-    let mut history = history.clone();
-    let mut steps = steps.to_vec();
-    let mut found = failure(&history, &steps).expect("shrinking a failure");
-    let mut i = 0;
-    while i < history.inputs.len() {
-        let mut fewer = history.clone();
-        fewer.inputs.remove(i);
-        let renumber = |s: &Step| {
-            (s.input != i).then(|| Step {
-                input: if s.input > i { s.input - 1 } else { s.input },
-                ..s.clone()
-            })
-        };
-        let fewer_steps: Vec<Step> = steps.iter().filter_map(renumber).collect();
-        match failure(&fewer, &fewer_steps) {
-            Some(f) => {
-                history = fewer;
-                steps = fewer_steps;
-                found = f;
-            }
-            None => i += 1,
-        }
-    }
-    // Then the duplicates: drop a delivered copy of an input delivered more than once.
-    let mut i = 0;
-    while i < steps.len() {
-        let input = steps[i].input;
-        let duplicate =
-            steps[i].copy.is_none() && steps.iter().filter(|s| s.input == input).count() > 1;
-        if duplicate {
-            let mut fewer = steps.clone();
-            fewer.remove(i);
-            if let Some(f) = failure(&history, &fewer) {
-                steps = fewer;
-                found = f;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    (history, steps, found.0, found.1)
+    let (kept, steps, (upto, broken)) =
+        explore::shrink(&arrivals(history), steps, |kept, steps| {
+            let (small, small_steps) = restricted(history, kept, steps);
+            failure(&small, &small_steps)
+        })
+        .expect("shrinking a failure");
+    let (small, small_steps) = restricted(history, &kept, &steps);
+    (small, small_steps, upto, broken)
 }
 
 /// The failing delivery as one store-scenario case: its steps up to the failure, then the

@@ -11,7 +11,8 @@ export const pkgDir = path.join(root, 'pkg');
  * The package's two modules, each one export set of the crate (a Cargo feature) built into its own
  * wasm, with the JS that wraps it (js/<name>, copied beside each of its glue copies: the module's
  * directory and its mvp/ and fallback/ subdirectories):
- * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad;
+ * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad (the recorder of
+ *   `startRecording` and `replayTrace` are `task-projection/trace`, helpers of package.mjs);
  * - `rules`: `task-projection/rules` (pkg/rules/): the stateless rule functions.
  * `at` is the module's directory in pkg/; `entry` fills the placeholders of the static entries
  * (static/README.md): its import name, the JS wrapping its wasm exports, its export lines.

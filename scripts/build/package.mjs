@@ -72,16 +72,23 @@ export function assemblePackage({ version, description, license, repository }) {
   files.push('loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts');
 
   // Hand-written JS helpers shipped beside the generated code (the React bindings, the WebSocket
-  // connection): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
-  for (const helper of ['react', 'connect']) {
+  // connection, the recorder): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
+  for (const helper of ['react', 'connect', 'trace']) {
     for (const ext of ['.js', '.d.ts']) {
       fs.copyFileSync(path.join(root, 'js', `${helper}${ext}`), path.join(pkgDir, `${helper}${ext}`));
       files.push(`${helper}${ext}`);
     }
   }
-  // What react.js builds on (React-free; not an export of its own).
-  fs.copyFileSync(path.join(root, 'js', 'subscription.js'), path.join(pkgDir, 'subscription.js'));
-  files.push('subscription.js');
+  // What react.js and trace.js build on (not exports of their own): subscription.js (React-free),
+  // replay.js (`replayTrace`, on the top module's store: pkg/store.js).
+  for (const name of ['subscription.js', 'replay.js']) {
+    fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
+    files.push(name);
+  }
+  // `task-projection/trace` for the `node` and `edge-light` conditions: the recorder, with the
+  // top module's wasm instantiated at import (node.js), so `replayTrace` works with no other import.
+  copyStatic('trace.node.js');
+  files.push('trace.node.js');
   // The consumer README (docs/package-readme.md: install, init, the API, troubleshooting; every
   // code block of it is run by npm test) is the package's README.md; the repository's README.md
   // is for contributors and is not shipped.
@@ -115,6 +122,7 @@ export function assemblePackage({ version, description, license, repository }) {
       },
       './react': { types: './react.d.ts', default: './react.js' },
       './connect': { types: './connect.d.ts', default: './connect.js' },
+      './trace': { types: './trace.d.ts', node: './trace.node.js', 'edge-light': './trace.node.js', default: './trace.js' },
       './loader': { types: './loader.d.ts', node: './loader.node.js', 'edge-light': './loader.node.js', default: './loader.js' },
       './mvp': { types, default: './mvp/index.js' },
       './fallback': { types, default: './fallback/index.js' },
@@ -136,8 +144,9 @@ export function assemblePackage({ version, description, license, repository }) {
     // React is needed by `./react` only.
     peerDependencies: { react: '>=18' },
     peerDependenciesMeta: { react: { optional: true } },
-    // The modules that initialize at import (must never be dropped as side-effect free).
-    sideEffects: ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js'],
+    // The modules that initialize at import (must never be dropped as side-effect free; trace.js
+    // installs the recorder: `import 'task-projection/trace'` is all an app writes).
+    sideEffects: ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js'],
   };
   fs.writeFileSync(path.join(pkgDir, 'package.json'), `${JSON.stringify(pkgJson, null, 2)}\n`);
 }

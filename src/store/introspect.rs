@@ -136,4 +136,24 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn session_state(&self, session_id: &str) -> Option<SessionState> {
         self.sessions.get(session_id).and_then(|s| s.state)
     }
+
+    /// The ids of the sessions held (in no particular order): what a trace recorder asks the
+    /// answers of (`crate::trace`).
+    pub fn session_ids(&self) -> impl Iterator<Item = &str> {
+        self.sessions.keys().map(|k| &**k)
+    }
+
+    /// The ids of the tasks held (in no particular order).
+    pub fn task_ids(&self) -> impl Iterator<Item = &str> {
+        self.tasks.keys().map(|k| &**k)
+    }
+
+    /// The revision of a task's held status summary: `None` when none is held, `Some(None)` for
+    /// a summary without one.
+    pub fn task_summary_revision(&self, task_id: &str) -> Option<Option<u64>> {
+        self.tasks
+            .get(task_id)
+            .and_then(|t| t.summary.as_ref())
+            .map(|s| s.summary.revision)
+    }
 }

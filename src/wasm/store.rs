@@ -77,6 +77,9 @@ pub struct JsProjectionStore {
     last_reason: Cell<Reason>,
     /// The reason of the last apply call alone (`lastApplyReason()`: queries leave it).
     last_apply: Cell<Reason>,
+    /// `last_reason` when the trace recorder asked for the held ids (`__held(false)`), put back
+    /// by `__held(true)` after its queries.
+    kept_reason: Cell<Reason>,
     disposed: Cell<bool>,
     /// Whether a row of the message page being applied by `store.js` changed something.
     page_changed: Cell<bool>,
@@ -103,6 +106,7 @@ impl JsProjectionStore {
             cache: RefCell::default(),
             last_reason: Cell::new(Reason::Unchanged),
             last_apply: Cell::new(Reason::Unchanged),
+            kept_reason: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
             page_changed: Cell::new(false),
             names: RefCell::new(Vec::new()),
@@ -721,6 +725,40 @@ impl JsProjectionStore {
         if !on {
             store.clear_changes();
         }
+    }
+
+    // `__held(false)` → `{ engine, tasks, sessions }`: the crate version and the ids held, for
+    // the trace recorder (`js/trace.js`), which then asks their answers through the public
+    // queries; `__held(true)` afterwards puts back the `lastReason()` those queries overwrote.
+    // (Not a doc comment: wasm-bindgen would copy it into the JS glue.)
+    #[wasm_bindgen(js_name = __held, skip_typescript)]
+    pub fn held(&self, restore: bool) -> JsValue {
+        if restore {
+            self.last_reason.set(self.kept_reason.get());
+            return JsValue::UNDEFINED;
+        }
+        self.kept_reason.set(self.last_reason.get());
+        let store = self.store.borrow();
+        let held = Object::new();
+        set(
+            &held,
+            "engine",
+            &JsValue::from_str(env!("CARGO_PKG_VERSION")),
+        );
+        set(
+            &held,
+            "tasks",
+            &store.task_ids().map(JsValue::from_str).collect::<Array>(),
+        );
+        set(
+            &held,
+            "sessions",
+            &store
+                .session_ids()
+                .map(JsValue::from_str)
+                .collect::<Array>(),
+        );
+        held.into()
     }
 
     /// `__takeChanges()` → `{ tasks, sessions }` changed since the last call, or `null`.

@@ -703,3 +703,48 @@ pub fn generate(tasks: usize, actions: &[(u8, u8, u8, u8)], remove: bool) -> His
             .collect(),
     }
 }
+
+/// The history recorded as a trace (docs/trace-format.md) by the native recorder: every input in
+/// emission order, a snapshot begun right before it applies; `max_bytes` bounds the ring.
+pub fn record(history: &History, max_bytes: usize) -> String {
+    use task_projection::store::ProjectionStore;
+    use task_projection::trace::{self, Recorder};
+    let mut store = ProjectionStore::<Value>::new();
+    let mut recorder = Recorder::new(max_bytes, &store);
+    for (n, input) in history.inputs.iter().enumerate() {
+        let ms = n as f64;
+        let mut record = |call: &str, args: &[Value]| {
+            trace::record(&mut recorder, &mut store, ms, call, args)
+                .expect("a server-like input is valid")
+        };
+        match input {
+            Input::Call { call, args } => {
+                record(call, args);
+            }
+            Input::TaskSnapshot { tasks } => {
+                let token = record("beginTaskFetch", &[]).token.expect("a token");
+                record("applyTaskSnapshot", &[json!(token), tasks.clone()]);
+            }
+        }
+    }
+    recorder.text()
+}
+
+/// A history of at least `inputs` inputs on two tasks (the actions drawn from `seed`).
+pub fn long(seed: u64, inputs: usize) -> History {
+    let mut state = seed | 1;
+    let mut actions = Vec::new();
+    loop {
+        for _ in 0..64 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let b = (state >> 24).to_le_bytes();
+            actions.push((b[0], b[1], b[2], b[3]));
+        }
+        let history = generate(2, &actions, false);
+        if history.inputs.len() >= inputs {
+            return history;
+        }
+    }
+}

@@ -111,6 +111,12 @@ const taskInput = { id: T, status_summary: summary, status_summary_invalidated: 
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
 
+/** A trace of one input (docs/trace-format.md), `replayTrace`'s base call. */
+const TRACE = [
+  { format: 'task-projection-trace', version: 1, engine: '0.1.0', maxBytes: 4096, fresh: true, steps: 1, dropped: 0, droppedBytes: 0 },
+  { step: 1, us: 0, call: 'applySessionList', args: [T, [session('sess-1', 'RUNNING', null, 1)]], reason: 'applied', answers: {} },
+].map((line) => JSON.stringify(line)).join('\n');
+
 /** The schema of a frame `{ type, payload, offset }` whose payload is read by `payload` (applyFrame). */
 const frame = (payload) => ({
   t: 1, keys: ['type', 'payload', 'offset'], of: { type: S.LEAF, payload, offset: S.LEAF }, nodes: [S.LEAF, payload, S.LEAF],
@@ -170,6 +176,9 @@ export function entries() {
     ['beginSelection', [T, { preferredSessionId: 'sess-2' }], [S.LEAF, S.SELECTION_OPTIONS], 'store'],
     ['setActiveTask', [T], [S.LEAF], 'store'],
     ['settleSelection', [TICKET, { sessions: [session('sess-1', 'WAITING_FOR_INPUT', 'clarification', 30)] }], [S.LEAF, S.SETTLE_OUTCOME], 'store'],
+    ['startRecording', [{ maxBytes: 4096 }], [S.RECORDING_OPTIONS], 'store'],
+    ['stopRecording', [], [], 'store'],
+    ['replayTrace', [TRACE], [S.LEAF], 'fn'],
     ['subscribe', [() => {}], [S.LEAF], 'store'],
     ['lastReason', [], [], 'store'],
     ['version', [], [], 'store'],

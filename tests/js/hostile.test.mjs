@@ -1,10 +1,11 @@
 // The hostile-input catalogue in `npm test` (issue 11): every kind of bad value of
 // tests/js/hostile.mjs at every position (each argument, each field the engine reads) of every
-// entry point (the store's `task-projection` and the stateless `task-projection/rules`), against
-// the default entries and the pure-JS fallbacks. Each outcome is either a
-// TaskProjectionError (known code, a field, a short message) with the state digest unchanged, or
-// an acceptance, and the accepted ones are exactly those of tests/fixtures/hostile_acceptances.json
-// (docs/decisions.md says why each class is accepted; HOSTILE_UPDATE=1 rewrites the file). Then
+// entry point (the store's `task-projection` with its recorder `task-projection/trace`, and the
+// stateless `task-projection/rules`), against the default entries and the pure-JS fallbacks.
+// Each outcome is either a TaskProjectionError (known code, a field, a short message) with the
+// state digest unchanged, or an acceptance, and the accepted ones are exactly those of
+// tests/fixtures/hostile_acceptances.json (docs/decisions.md says why each class is accepted;
+// HOSTILE_UPDATE=1 rewrites the file). Then
 // 10^5 more hostile calls in the same module instance, after which every case of
 // tests/fixtures/scenarios.json and store_scenarios.json still passes.
 import assert from 'node:assert/strict';
@@ -14,14 +15,16 @@ import * as mainStore from 'task-projection';
 import * as fallbackStore from 'task-projection/fallback';
 import * as mainRules from 'task-projection/rules';
 import * as fallbackRules from 'task-projection/rules/fallback';
+// The recorder (startRecording) and replayTrace; one for the stores of both builds.
+import * as trace from 'task-projection/trace';
 import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
 
 // Each build's entry points: the store module's and the rules module's (two wasm instances).
-const main = { ...mainStore, ...mainRules };
-const fallback = { ...fallbackStore, ...fallbackRules };
+const main = { ...mainStore, ...mainRules, ...trace };
+const fallback = { ...fallbackStore, ...fallbackRules, ...trace };
 
 const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed']);
 const SURVIVAL_CALLS = Number(process.env.HOSTILE_SURVIVAL_CALLS || 100_000);
@@ -44,6 +47,8 @@ async function call(tp, store, name, kind, args) {
     return a;
   });
   const method = name.split(' ')[0];
+  // One recording at a time: each kind of bad value is tried on a store that is not recording.
+  if (method === 'startRecording') store.stopRecording();
   if (kind === 'store') return store[method](...real);
   return tp[method](...real);
 }

@@ -6,8 +6,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import zlib from 'node:zlib';
+import { buildSync } from 'esbuild';
 import * as nodeEntry from 'task-projection';
 import * as rulesEntry from 'task-projection/rules';
+import * as traceEntry from 'task-projection/trace';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -75,9 +78,16 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './trace', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
     assert.deepEqual(pkg.exports['./connect'], { types: './connect.d.ts', default: './connect.js' });
+    // The recorder: for Node and edge with the top module's wasm instantiated (replayTrace).
+    assert.deepEqual(pkg.exports['./trace'], {
+      types: './trace.d.ts',
+      node: './trace.node.js',
+      'edge-light': './trace.node.js',
+      default: './trace.js',
+    });
     assert.deepEqual(pkg.exports['./loader'], {
       types: './loader.d.ts',
       node: './loader.node.js',
@@ -100,9 +110,10 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.main, './node.js');
     assert.equal(pkg.module, './index.js');
     assert.equal(pkg.types, './task_projection.d.ts');
-    // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module.
-    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+    // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module;
+    // trace.js (and trace.node.js) install the recorder.
+    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
+    for (const f of ['node.js', 'index.js', 'store.js', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
       'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
       'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
       'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {
@@ -118,12 +129,14 @@ describe('pkg/package.json', () => {
     assert.equal(viaImport, pathToFileURL(path.join(pkgDir, 'node.js')).href);
     assert.equal(require.resolve('task-projection/rules'), path.join(pkgDir, 'rules', 'node.js'));
     assert.equal(import.meta.resolve('task-projection/rules'), pathToFileURL(path.join(pkgDir, 'rules', 'node.js')).href);
+    assert.equal(import.meta.resolve('task-projection/trace'), pathToFileURL(path.join(pkgDir, 'trace.node.js')).href);
   });
 });
 
 describe('entries', () => {
-  test('the store module exports the store, boundedLoad and init; the rules module the stateless functions', () => {
+  test('the store module exports the store, boundedLoad and init; task-projection/trace replayTrace; the rules module the stateless functions', () => {
     assert.deepEqual(Object.keys(nodeEntry).sort(), ['ProjectionStore', 'boundedLoad', 'default', 'initSync', 'version']);
+    assert.deepEqual(Object.keys(traceEntry).sort(), ['replayTrace']);
     assert.deepEqual(Object.keys(rulesEntry).sort(), [...RULES, 'default', 'initSync', 'version'].sort());
   });
 
@@ -209,6 +222,43 @@ describe('entries', () => {
     assert.notEqual(instances[0].memory, instances[1].memory, 'the store and the rules have their own instance');
     assert.ok('projectionstore_new' in instances[0] && !('projectionstore_new' in instances[1]));
     assert.equal(rulesEntry.normalizeStartPolicy('new'), 'new');
+  });
+});
+
+describe('what an app bundles (esbuild, as for a browser)', () => {
+  /** `source` bundled and minified from tests/js, where `task-projection` resolves to pkg/. */
+  function bundle(source) {
+    const out = buildSync({
+      stdin: { contents: source, resolveDir: here, sourcefile: 'app.js' },
+      bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent',
+    });
+    const text = out.outputFiles[0].text;
+    return { text, gzip: zlib.gzipSync(text, { level: 9 }).length };
+  }
+  // Strings of the recorder (js/trace.js) and of replayTrace (js/replay.js), kept by minification.
+  const RECORDER = ['pendingActionWhy', 'droppedBytes'];
+  const REPLAY = ['not a trace step'];
+
+  // The recorder is `task-projection/trace`, opt-in: an app that imports only the store must not
+  // carry it (docs/package.md, "Entries"), from whichever entry it takes the store.
+  for (const entry of ['task-projection', 'task-projection/mvp', 'task-projection/fallback']) {
+    test(`an app that imports only ProjectionStore from ${entry} carries no recorder and no replayTrace`, () => {
+      const app = bundle(`import { ProjectionStore } from '${entry}';\nconsole.log(new ProjectionStore().version());\n`);
+      for (const marker of [...RECORDER, ...REPLAY]) assert.ok(!app.text.includes(marker), `the bundle holds ${JSON.stringify(marker)}`);
+      // What store.js keeps of it: the slot's name and the error naming the import.
+      assert.ok(app.text.includes('task-projection.recorder.1'));
+    });
+  }
+
+  test("import 'task-projection/trace' keeps the recorder (sideEffects), replayTrace only when used", () => {
+    const plain = bundle(`import { ProjectionStore } from 'task-projection';\nconsole.log(new ProjectionStore().version());\n`);
+    const recording = bundle(`import { ProjectionStore } from 'task-projection';\nimport 'task-projection/trace';\nconsole.log(new ProjectionStore().version());\n`);
+    for (const marker of RECORDER) assert.ok(recording.text.includes(marker), `the recorder's ${JSON.stringify(marker)} was dropped`);
+    for (const marker of REPLAY) assert.ok(!recording.text.includes(marker), `${JSON.stringify(marker)}: replayTrace bundled unused`);
+    const replaying = bundle(`import { replayTrace } from 'task-projection/trace';\nconsole.log(replayTrace);\n`);
+    for (const marker of [...RECORDER, ...REPLAY]) assert.ok(replaying.text.includes(marker), `${JSON.stringify(marker)} missing`);
+    // The recorder is most of what recording costs (about 2 KB gzip), not the store's hooks.
+    assert.ok(recording.gzip - plain.gzip > 1000, `${plain.gzip} → ${recording.gzip} B gzip`);
   });
 });
 

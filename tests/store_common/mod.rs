@@ -65,3 +65,36 @@ pub fn resolve(value: &Value, saved: &std::collections::HashMap<String, Value>) 
         other => other.clone(),
     }
 }
+
+/// The calls of the scenario file that are inputs (the rest are queries).
+pub const INPUTS: &[&str] = &[
+    "applySessionList",
+    "applyTurnList",
+    "applyMessagePage",
+    "applyMessageEvent",
+    "applyMessageEvents",
+    "applyTurnEvent",
+    "applySessionEvent",
+    "applyStatusSummaryEvent",
+    "applyTaskUpdated",
+    "removeTask",
+    "applyTaskSnapshot",
+    "beginTaskFetch",
+    "beginSelection",
+    "settleSelection",
+    "setActiveTask",
+];
+
+/// The arguments of a scenario step as the JS runner passes them: `{"$undefined": true}` an
+/// absent key (trailing undefined arguments left out: absent, as in JS).
+pub fn args_of(step: &Step, saved: &std::collections::HashMap<String, Value>) -> Vec<Value> {
+    let mut args: Vec<Option<Value>> = step
+        .args
+        .iter()
+        .map(|a| common::without_undefined(&resolve(a, saved)))
+        .collect();
+    while args.last().is_some_and(Option::is_none) {
+        args.pop();
+    }
+    args.into_iter().map(|a| a.unwrap_or(Value::Null)).collect()
+}

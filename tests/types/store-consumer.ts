@@ -3,6 +3,9 @@
 // pins result types, and proves wrong usages are rejected (`@ts-expect-error` fails the check when
 // the line below it is *not* an error).
 import { ProjectionStore, boundedLoad } from 'task-projection';
+// The recorder of startRecording() and replayTrace: opt-in, one import.
+import { replayTrace } from 'task-projection/trace';
+import type { TraceReplay, TraceReplayStep } from 'task-projection/trace';
 import type {
   FrameOutcome,
   OwnerExplanation,
@@ -224,7 +227,7 @@ try {
   store.applyMessageEvent('added', added);
 } catch (e) {
   const error = e as TaskProjectionError;
-  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized', typeof error.code>(true);
+  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized' | 'recording_unavailable', typeof error.code>(true);
   exact<unknown, typeof error.cause>(true);
   exact<string, typeof error.field>(true);
 }
@@ -263,3 +266,25 @@ const notNull: PendingAction = store.sessionPendingAction('sess-1');
 void notNull;
 // @ts-expect-error hidden ids are read-only
 store.hiddenMessageIds('sess-1').push('m9');
+
+// --- recording ---------------------------------------------------------------------------------------
+store.startRecording();
+store.startRecording({ maxBytes: 64 * 1024 });
+// @ts-expect-error maxBytes is a number
+store.startRecording({ maxBytes: '64k' });
+// @ts-expect-error no other option
+store.startRecording({ bytes: 1024 });
+const recorded = store.stopRecording();
+exact<string | null, typeof recorded>(true);
+if (recorded !== null) {
+  const replayed = replayTrace(recorded);
+  exact<TraceReplay, typeof replayed>(true);
+  exact<boolean, typeof replayed.same>(true);
+  const first: TraceReplayStep | undefined = replayed.steps[0];
+  if (first && !first.same) console.log(first.call, first.reason, first.recordedReason, first.answers, first.recorded, first.error);
+}
+// @ts-expect-error a trace is text
+replayTrace({ lines: [] });
+// replayTrace is not the store module's: it comes with the recorder.
+// @ts-expect-error no replayTrace in task-projection
+import('task-projection').then((m) => m.replayTrace);

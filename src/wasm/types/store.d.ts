@@ -411,6 +411,19 @@ export class ProjectionStore {
   digest(): string;
   /** Memory statistics. */
   stats(): { messages: number; messageBytes: number };
+  /**
+   * Records every input from now on, with the answers each changes and why
+   * (docs/trace-format.md): ids and the fields the rules read, never message content, in a ring
+   * of `maxBytes` UTF-8 bytes (1024 to 2^28; default 1 MiB), oldest lines dropped and counted.
+   * The recorder is opt-in: `import "task-projection/trace"` once installs it (for every store of
+   * every entry); before that this throws `recording_unavailable` (`field` `this`), options unread.
+   * Throws `invalid_type` / `invalid_value` (`field` `options` / `options.maxBytes`) for bad
+   * options, and `invalid_value` (`field` `this`) while already recording; nothing changes then.
+   * @example import "task-projection/trace"; … store.startRecording({ maxBytes: 256 * 1024 }); … const trace = store.stopRecording();
+   */
+  startRecording(options?: { maxBytes?: number }): void;
+  /** Ends the recording: the trace (newline-delimited JSON), or `null` when none was on. */
+  stopRecording(): string | null;
   /** Releases the object's wasm memory (like `dispose()`); the object is unusable afterwards. */
   free(): void;
 }

@@ -116,11 +116,12 @@ export type SelectionOutcome =
  * domain (a lone surrogate in a string included), a malformed revision, an epoch that is not all
  * digits, a value whose reading threw (a getter, a Proxy trap: the exception is `cause`), a store
  * used after `dispose()` / `free()`, a call made before the browser entry's `await init()`
- * finished (`not_initialized`, field `init`).
+ * finished (`not_initialized`, field `init`), `startRecording()` before
+ * `import "task-projection/trace"` (`recording_unavailable`, field `this`).
  */
 export type TaskProjectionErrorCode =
   | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch"
-  | "unreadable_value" | "disposed" | "not_initialized";
+  | "unreadable_value" | "disposed" | "not_initialized" | "recording_unavailable";
 
 /** Thrown for malformed input; the engine's state is unchanged. */
 export interface TaskProjectionError extends Error {
