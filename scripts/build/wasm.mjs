@@ -27,8 +27,9 @@ const NIGHTLY = 'nightly-2026-05-19';
 // - `-inline-threshold=75` (LLVM's default is 225): fewer large functions copied into their
 //   callers: -4.4 KB gzip, per event within the noise of five interleaved Node runs (2026-12-02,
 //   scripts/build/budgets.mjs).
-// The size flags are measured in budgets.mjs; the profile (opt-level 2, LTO, one codegen unit,
-// panic = "abort") is Cargo.toml's [profile.release].
+// The size flags are measured in budgets.mjs; the profile (opt-level 2, LTO, one codegen unit) is
+// Cargo.toml's [profile.release], with `panic = "abort"` added here (Cargo.toml leaves it out so
+// native optimized tests and benchmarks build the library once).
 const SIZE_FLAGS = ['-Zunstable-options', '-Cpanic=immediate-abort', '-Cllvm-args=-inline-threshold=75'];
 
 /** cargo on the pinned nightly for one module, std rebuilt; returns the raw wasm's path. */
@@ -36,8 +37,8 @@ function cargoWasm({ libName, module, targetDir, rustflags }) {
   run(
     'cargo',
     [
-      `+${NIGHTLY}`, 'build', '--release', '--lib', '--target', 'wasm32-unknown-unknown',
-      '-Zbuild-std=std,panic_abort', '--no-default-features', '--features', module.feature,
+      `+${NIGHTLY}`, 'build', '--release', '--config', 'profile.release.panic="abort"', '--lib',
+      '--target', 'wasm32-unknown-unknown', '-Zbuild-std=std,panic_abort', '--no-default-features', '--features', module.feature,
       '--target-dir', rel(targetDir),
     ],
     {
