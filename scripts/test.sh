@@ -106,7 +106,7 @@ if [ -z "${SETUP_FAILED:-}" ]; then
     # (feature `server`) on throwaway SQLite files, driven by the simulator endpoints.
     E2E_COUNTS="$ROOT/tests/artifacts/e2e-counts.json"
     rm -f "$E2E_COUNTS"
-    stage e2e bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server &&
+    stage e2e bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server && cargo build --bin task-projection-replay &&
       node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$0" tests/e2e/' "$E2E_COUNTS" || true
     # Packaging: the packed tarball in Next.js (webpack, Turbopack), Vite and Node consumers.

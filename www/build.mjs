@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Builds the demo page into www/dist/ (gitignored): type-checks www/src with tsc (strict), bundles
-// it with esbuild (minified ES module; `task-projection` and `task-projection/connect` stay external,
-// imported by their URLs /pkg/index.js and /pkg/connect.js, which the server serves from pkg/),
-// copies index.html, boot.js and the minified style.css. Prints the bundle's raw and gzip sizes.
+// it with esbuild (minified ES modules; `task-projection`, `task-projection/connect` and
+// `task-projection/trace` stay external, imported by their URLs /pkg/index.js, /pkg/connect.js and
+// /pkg/trace.js, which the server serves from pkg/): the demo (app.js), the recording it loads
+// with `?record` (record.js, record.css) and the inspector (inspect/: index.html, inspect.js, inspect.css);
+// copies index.html, boot.js and the minified style.css. Prints the bundles' raw and gzip sizes.
 //
 //   node www/build.mjs            type-check + bundle
 //   node www/build.mjs --no-check bundle only
@@ -33,43 +35,61 @@ if (!process.argv.includes('--no-check')) {
 }
 
 fs.rmSync(dist, { recursive: true, force: true });
-fs.mkdirSync(dist, { recursive: true });
-await esbuild.build({
-  entryPoints: [path.join(www, 'src', 'main.ts')],
-  outfile: path.join(dist, 'app.js'),
+fs.mkdirSync(path.join(dist, 'inspect'), { recursive: true });
+// The package stays outside the bundles, imported by its URL on this server (pkg/ is served at
+// /pkg/, and its init() finds the .wasm next to /pkg/index.js through import.meta.url). By URL
+// rather than through an import map: the server's Content-Security-Policy allows no inline script.
+const PACKAGE_URLS = {
+  'task-projection': '/pkg/index.js',
+  'task-projection/connect': '/pkg/connect.js',
+  'task-projection/trace': '/pkg/trace.js',
+};
+const byUrl = {
+  name: 'task-projection-by-url',
+  setup(build) {
+    build.onResolve({ filter: /^task-projection(\/connect|\/trace)?$/ }, (args) => ({ path: PACKAGE_URLS[args.path], external: true }));
+    // main.ts imports ./record.js (the recording, its own bundle) only with `?record`.
+    build.onResolve({ filter: /^\.\/record\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './record.js', external: true } : undefined));
+  },
+};
+const bundle = (entry, outfile) => esbuild.build({
+  entryPoints: [path.join(www, 'src', entry)],
+  outfile: path.join(dist, outfile),
   bundle: true,
   format: 'esm',
   platform: 'browser',
   target: 'es2022',
   minify: true,
   sourcemap: false,
-  // The package stays outside the bundle, imported by its URL on this server (pkg/ is served at
-  // /pkg/, and its init() finds the .wasm next to /pkg/index.js through import.meta.url). By URL
-  // rather than through an import map: the server's Content-Security-Policy allows no inline script.
-  plugins: [{
-    name: 'task-projection-by-url',
-    setup(build) {
-      const urls = { 'task-projection': '/pkg/index.js', 'task-projection/connect': '/pkg/connect.js' };
-      build.onResolve({ filter: /^task-projection(\/connect)?$/ }, (args) => ({ path: urls[args.path], external: true }));
-    },
-  }],
+  plugins: [byUrl],
   logLevel: 'warning',
 });
-await esbuild.build({
-  entryPoints: [path.join(www, 'style.css')],
-  outfile: path.join(dist, 'style.css'),
-  minify: true,
-  logLevel: 'warning',
-});
+// The demo (app.js); the recording it loads with `?record` (record.js, which imports
+// /pkg/trace.js); the inspector page (/inspect/).
+await bundle('main.ts', 'app.js');
+await bundle('record.ts', 'record.js');
+await bundle('inspect.ts', 'inspect/inspect.js');
+for (const [from, to] of [['style.css', 'style.css'], ['record.css', 'record.css'], ['inspect.css', 'inspect/inspect.css']]) {
+  await esbuild.build({ entryPoints: [path.join(www, from)], outfile: path.join(dist, to), minify: true, logLevel: 'warning' });
+}
 fs.copyFileSync(path.join(www, 'index.html'), path.join(dist, 'index.html'));
 fs.copyFileSync(path.join(www, 'boot.js'), path.join(dist, 'boot.js'));
+fs.copyFileSync(path.join(www, 'inspect.html'), path.join(dist, 'inspect', 'index.html'));
 
-let raw = 0;
-let gz = 0;
-for (const name of fs.readdirSync(dist)) {
-  const bytes = fs.readFileSync(path.join(dist, name));
-  raw += bytes.length;
-  gz += zlib.gzipSync(bytes, { level: 9 }).length;
-  log(`dist/${name}: ${bytes.length} B (gzip ${zlib.gzipSync(bytes, { level: 9 }).length} B)`);
+/** Prints each file of `names` (under dist/) and their total. */
+function sizes(label, names) {
+  let raw = 0;
+  let gz = 0;
+  for (const name of names) {
+    const bytes = fs.readFileSync(path.join(dist, name));
+    const z = zlib.gzipSync(bytes, { level: 9 }).length;
+    raw += bytes.length;
+    gz += z;
+    log(`dist/${name}: ${bytes.length} B (gzip ${z} B)`);
+  }
+  log(`${label}: ${raw} B raw, ${gz} B gzip`);
 }
-log(`www/dist total: ${raw} B raw, ${gz} B gzip (the package's own wasm + glue are served from /pkg/)`);
+// The demo page as it loads without ?record (record.js and inspect/ are loaded only on demand).
+sizes('www/dist total (the demo page; the package\'s own wasm + glue are served from /pkg/)', ['app.js', 'boot.js', 'index.html', 'style.css']);
+sizes('recording (?record, on top of the page and /pkg/trace.js)', ['record.js', 'record.css']);
+sizes('inspector (/inspect/)', ['inspect/index.html', 'inspect/inspect.js', 'inspect/inspect.css']);

@@ -5,38 +5,18 @@
 // shows. Each test starts its own server on a throwaway SQLite file (`--port 0 --simulator`);
 // the scenarios run at 1280×800 and at 390×844. Screenshots: tests/artifacts/e2e/*.png.
 import assert from 'node:assert/strict';
-import { after, afterEach, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
-  assertNoOverflow, assertPlainWords, connectFrames, eventually, launchChromium, openDemo, overlay, pageState, play, route,
-  screenshot, serverBinary, sessionTab, startServer, taskItem, why, assertWhyMatches,
+  assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, openDemo, overlay, pageState, play, route,
+  screenshot, sessionTab, taskItem, why, assertWhyMatches,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const VIEWPORTS = [['desktop', DESKTOP], ['phone 390x844', PHONE]];
 
-let browser;
-const cleanups = [];
-
-before(async () => {
-  serverBinary(); // fails fast with a clear message when something is not built
-  browser = await launchChromium();
-});
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()().catch(() => {});
-});
-after(async () => {
-  await browser?.close();
-});
-
-/** A server and a browser context for one test; both are torn down after it, pass or fail. */
-async function setup(viewport = DESKTOP) {
-  const server = await startServer();
-  cleanups.push(() => server.stop());
-  const context = await browser.newContext({ viewport });
-  cleanups.push(() => context.close());
-  return { server, context };
-}
+// A server and a browser context per test, both torn down after it, pass or fail.
+const { setup, cleanups } = browserSuite();
 
 /** The demo page with its "Play the agent" panel (the server has the simulator). */
 async function openPlayable(context, url, hash = '') {
@@ -536,10 +516,7 @@ test('answering in one tab clears the question in the other (and both show the s
 });
 
 test('without --simulator the page shows no agent controls (the demo data still plays)', async () => {
-  const server = await startServer({ simulator: false, args: ['--seed-demo'] });
-  cleanups.push(() => server.stop());
-  const context = await browser.newContext({ viewport: DESKTOP });
-  cleanups.push(() => context.close());
+  const { server, context } = await setup(DESKTOP, { simulator: false, args: ['--seed-demo'] });
   const { page, problems } = await openDemo(context, server.url);
   await eventually(async () => assert.equal(Object.keys((await pageState(page)).tasks).length, 3));
   // The probe answered 404: the panel stays hidden; the seeded question is still answerable.

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { after, afterEach, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../js/browser.mjs';
 
@@ -20,11 +21,23 @@ export { launchChromium };
 const PKG = process.env.TP_E2E_PKG ?? 'pkg';
 
 let binary;
+let targetDir;
+const debugBinary = (name) => {
+  targetDir ??= JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' })).target_directory;
+  return path.join(targetDir, 'debug', name);
+};
+
+/** `task-projection-replay` (debug build: `cargo build --bin task-projection-replay`). */
+export function replayBinary() {
+  const replay = debugBinary('task-projection-replay');
+  if (!fs.existsSync(replay)) throw new Error(`no ${replay}: run \`cargo build --bin task-projection-replay\` (npm run test:e2e does)`);
+  return replay;
+}
+
 /** The server binary, located like scripts/start.mjs does (cargo metadata honours CARGO_TARGET_DIR). */
 export function serverBinary() {
   if (binary) return binary;
-  const meta = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--no-deps'], { cwd: ROOT, encoding: 'utf8' }));
-  binary = path.join(meta.target_directory, 'debug', 'task-projection-server');
+  binary = debugBinary('task-projection-server');
   if (!fs.existsSync(binary)) {
     throw new Error(`no ${binary}: run \`cargo build --features server --bin task-projection-server\` (npm run test:e2e does)`);
   }
@@ -356,4 +369,32 @@ export function assertWhyMatches({ explain, explainOwner, shown }) {
     ...explain.requests.map((r) => r.standing), ...explain.rejected.map((r) => r.reason),
   ].filter((c) => c.includes('_')));
   for (const code of codes) assert.ok(!shown.text.includes(code), `the code ${code} is worded, not shown`);
+}
+
+/**
+ * The lifecycle of an e2e file: `binaries` checked before anything runs (a clear message when
+ * something is not built), one Chromium for the file, and per test `setup(viewport, serverOptions)`: a server and
+ * a browser context, both torn down after the test, pass or fail (`cleanups` takes more).
+ */
+export function browserSuite({ binaries = [serverBinary] } = {}) {
+  let browser;
+  const cleanups = [];
+  before(async () => {
+    for (const check of binaries) check();
+    browser = await launchChromium();
+  });
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()().catch(() => {});
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  async function setup(viewport = { width: 1280, height: 800 }, serverOptions = undefined) {
+    const server = await startServer(serverOptions);
+    cleanups.push(() => server.stop());
+    const context = await browser.newContext({ viewport });
+    cleanups.push(() => context.close());
+    return { server, context };
+  }
+  return { setup, cleanups, browser: () => browser };
 }

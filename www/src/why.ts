@@ -7,7 +7,7 @@ import type { App } from './app';
 import { h } from './dom';
 import { detail, messageText, sessionLabel, shortId, turnNumbers } from './words';
 
-const TURN_WHY: Partial<Record<Reason, string>> = {
+export const TURN_WHY: Partial<Record<Reason, string>> = {
   open_turn_outranks_completed: 'an open turn comes before finished ones, however recent those are',
   newest_turn: 'it is the newest turn that counts',
   session_not_input_capable: 'the session is neither working nor waiting for you, so none of its turns takes an answer',
@@ -16,7 +16,7 @@ const TURN_WHY: Partial<Record<Reason, string>> = {
   session_unknown: 'the page knows nothing of this session yet',
 };
 
-const TURN_STANDING: Record<TurnStanding, string> = {
+export const TURN_STANDING: Record<TurnStanding, string> = {
   current: 'current',
   lifecycle_skipped: 'skipped: a bookkeeping record, never current',
   unpublished_reservation: 'skipped: reserved, nothing sent in it yet',
@@ -24,7 +24,7 @@ const TURN_STANDING: Record<TurnStanding, string> = {
   outranked: 'not current: earlier, or finished',
 };
 
-const QUESTION_WHY: Partial<Record<Reason, string>> = {
+export const QUESTION_WHY: Partial<Record<Reason, string>> = {
   active_bundle: 'the open question of the current turn is shown',
   no_pending_request: 'nothing in the current turn waits for an answer',
   bundle_incomplete: 'questions asked together show once they have all arrived',
@@ -34,7 +34,7 @@ const QUESTION_WHY: Partial<Record<Reason, string>> = {
   session_unknown: 'the page knows nothing of this session yet',
 };
 
-const REQUEST_STANDING: Record<RequestStanding, string> = {
+export const REQUEST_STANDING: Record<RequestStanding, string> = {
   in_bundle: 'shown: open in the current turn',
   not_current_turn: 'not shown: from an earlier turn, overtaken',
   bundle_incomplete: 'not shown yet: waiting for the rest of its questions',
@@ -66,7 +66,7 @@ const DETAIL_WORDS: Record<NonNullable<RejectedInput['detail']>, string> = {
   malformed_epoch: 'with an unreadable revision',
 };
 
-const OWNER_WHY: Partial<Record<Reason, string>> = {
+export const OWNER_WHY: Partial<Record<Reason, string>> = {
   pending_owner: 'it is the session that waits for you',
   owner_not_input_capable: 'the session that waited is neither working nor waiting now, so the task opens without one',
   preferred_session: 'it is the one you opened last',
@@ -77,7 +77,7 @@ const OWNER_WHY: Partial<Record<Reason, string>> = {
   task_unknown: 'the page does not know this task yet',
 };
 
-const words = (table: Partial<Record<Reason, string>>, reason: Reason) => table[reason] ?? reason.replaceAll('_', ' ');
+export const words = (table: Partial<Record<Reason, string>>, reason: Reason) => table[reason] ?? reason.replaceAll('_', ' ');
 
 const revisionText = (r: RejectedInput['revision']) =>
   r === null ? '—' : typeof r === 'object' ? `epoch ${r.epoch} · ${String(r.sequence)}` : String(r);
