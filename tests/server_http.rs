@@ -788,10 +788,10 @@ async fn session_list_fails_closed(db: Db, _: Kind) {
         "clarification"
     );
     // A row the rules cannot read (the way tests/server_storage.rs injects it).
-    sqlx::query(
+    task_projection::server::db::query(
         "UPDATE messages SET metadata = 'not json' WHERE message_type = 'clarification_request'",
     )
-    .execute(db.pool())
+    .execute(&db)
     .await
     .unwrap();
     let (status, body) = srv

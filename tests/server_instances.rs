@@ -315,9 +315,9 @@ async fn restarts_and_resume_from_an_offset_postgres() {
     let kept = on_b.mirror.offset.unwrap();
     cycle(&a.http(), &session).await;
     on_b.converge(&[&a, &b]).await;
-    sqlx::query("DELETE FROM event_outbox WHERE offset_id <= $1")
+    task_projection::server::db::query("DELETE FROM event_outbox WHERE offset_id <= $1")
         .bind(i64::try_from(kept).unwrap() + 1)
-        .execute(db.pool())
+        .execute(&db)
         .await
         .unwrap();
     let mut stale = Mirror::new();

@@ -141,10 +141,10 @@ async fn corrupt_metadata_is_an_error(db: Db, _: Kind) {
     fx.task("task-1").await;
     fx.session("s1", "task-1", "RUNNING").await;
     fx.turn("t1", "s1", "12:00", None, json!({})).await;
-    sqlx::query("INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, message_type, metadata, created_at, updated_at) \
+    task_projection::server::db::query("INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, message_type, metadata, created_at, updated_at) \
                  VALUES ('bad', 99, 's1', 'task-1', 't1', 'agent', 'clarification_request', 'not json', $1, $1)")
         .bind(t("12:00"))
-        .execute(db.pool()).await.unwrap();
+        .execute(&db).await.unwrap();
     let p = projector(&db).await;
     // A projection failure is an error, never a falsely clean answer.
     assert!(matches!(
@@ -172,9 +172,9 @@ async fn scenario_55_epoch_allocation(db: Db, _: Kind) {
     assert_eq!(allocate_epoch(&db).await.unwrap(), "1");
     assert_eq!(allocate_epoch(&db).await.unwrap(), "2");
     for corrupt in ["007", "x", "", "0", "-1", " 3"] {
-        sqlx::query("UPDATE meta SET value = $1 WHERE key = 'projection_epoch'")
+        task_projection::server::db::query("UPDATE meta SET value = $1 WHERE key = 'projection_epoch'")
             .bind(corrupt)
-            .execute(db.pool())
+            .execute(&db)
             .await
             .unwrap();
         match RevisionClock::start(db.clone()).await {
@@ -188,8 +188,8 @@ async fn scenario_55_epoch_allocation(db: Db, _: Kind) {
         );
     }
     // Arbitrary length: no fixed-width overflow.
-    sqlx::query("UPDATE meta SET value = '18446744073709551615' WHERE key = 'projection_epoch'")
-        .execute(db.pool())
+    task_projection::server::db::query("UPDATE meta SET value = '18446744073709551615' WHERE key = 'projection_epoch'")
+        .execute(&db)
         .await
         .unwrap();
     assert_eq!(allocate_epoch(&db).await.unwrap(), "18446744073709551616");
@@ -410,13 +410,13 @@ async fn a_database_restart_advances_the_epoch_postgres() {
     let before = a.reserve().await.unwrap();
     assert_eq!(before.epoch, "2");
     // What the epoch records no longer matches the running server: a restart, as seen from here.
-    sqlx::query("UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'")
-        .execute(db.pool())
+    task_projection::server::db::query("UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'")
+        .execute(&db)
         .await
         .unwrap();
     // Even with the sequence set back, as a lost WAL record would leave it.
-    sqlx::query("SELECT setval('projection_sequence', 1)")
-        .execute(db.pool())
+    task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
+        .execute(&db)
         .await
         .unwrap();
     let (x, y) = tokio::join!(a.reserve(), b.reserve());
@@ -539,8 +539,8 @@ async fn projection_current_turn_rules(db: Db, _: Kind) {
     fx.storage.delete_message("m-resv").await.unwrap();
     // (The reservation is unpublished again: its marker is still there, nothing references it.)
     fx.storage.complete_turn("resv", &t("13:02")).await.unwrap();
-    sqlx::query("UPDATE turns SET metadata = '{}' WHERE id = 'resv'")
-        .execute(db.pool())
+    task_projection::server::db::query("UPDATE turns SET metadata = '{}' WHERE id = 'resv'")
+        .execute(&db)
         .await
         .unwrap();
     let list = p.project_sessions(&["s2"]).await.unwrap();

@@ -254,8 +254,8 @@ async fn reset(db: &Db) {
         "tasks",
         "counters",
     ] {
-        sqlx::query(&format!("DELETE FROM {table}"))
-            .execute(db.pool())
+        task_projection::server::db::query(format!("DELETE FROM {table}"))
+            .execute(db)
             .await
             .expect("emptying a table");
     }
@@ -752,8 +752,8 @@ impl World {
             "SELECT pending_id || ':' || handoff || ':' || message_ids FROM delivery_intents ORDER BY pending_id",
             "SELECT task_id || ':' || revision || ':' || summary FROM task_status_summaries ORDER BY task_id",
         ] {
-            let rows: Vec<String> = sqlx::query_scalar(sql)
-                .fetch_all(self.db.pool())
+            let rows: Vec<String> = task_projection::server::db::query_scalar(sql)
+                .fetch_all(&self.db)
                 .await
                 .unwrap_or_default();
             out.extend(rows);
@@ -832,13 +832,22 @@ impl World {
         state: SessionState,
         turns: &[TurnRow],
     ) -> Option<Option<PendingAction>> {
-        let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
+        let rows: Vec<(String, Option<String>, String)> = task_projection::server::db::query(
             "SELECT id, turn_id, message_type FROM messages WHERE session_id = $1 ORDER BY seq",
         )
         .bind(session)
-        .fetch_all(self.db.pool())
+        .fetch_all(&self.db)
         .await
-        .ok()?;
+        .ok()?
+        .iter()
+        .map(|row| {
+            Some((
+                row.get("id").ok()?,
+                row.get("turn_id").ok()?,
+                row.get("message_type").ok()?,
+            ))
+        })
+        .collect::<Option<_>>()?;
         let referenced: HashSet<&str> = rows
             .iter()
             .filter_map(|(_, turn, _)| turn.as_deref().filter(|t| !t.is_empty()))

@@ -25,7 +25,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -95,7 +94,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let statements = count_statements();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -106,7 +104,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(options, statements)) {
+    match runtime.block_on(run(options)) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(error) => {
@@ -286,33 +284,6 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1e3)
 }
 
-/// Counts the statements sqlx runs (its `sqlx::query` events; `BEGIN`/`COMMIT` are not among
-/// them), through a tracing layer that keeps nothing else.
-fn count_statements() -> Arc<AtomicU64> {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::Layer;
-    struct Counter(Arc<AtomicU64>);
-    impl<S: tracing::Subscriber> Layer<S> for Counter {
-        fn on_event(
-            &self,
-            event: &tracing::Event<'_>,
-            _: tracing_subscriber::layer::Context<'_, S>,
-        ) {
-            if event.metadata().target() == "sqlx::query" {
-                self.0.fetch_add(1, AtomicOrdering::Relaxed);
-            }
-        }
-    }
-    let count = Arc::new(AtomicU64::new(0));
-    let layer =
-        Counter(count.clone()).with_filter(tracing_subscriber::EnvFilter::new("sqlx::query=debug"));
-    if tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).is_err()
-    {
-        eprintln!("task-projection-load: statements not counted (a subscriber is set)");
-    }
-    count
-}
-
 /// This process's CPU time (user + system) so far, from `/proc/self/stat` (Linux; `None`
 /// elsewhere). Clock ticks are taken as 100 per second (`getconf CLK_TCK` on Linux).
 fn cpu_time() -> Option<Duration> {
@@ -325,7 +296,7 @@ fn cpu_time() -> Option<Duration> {
     Some(Duration::from_millis(ticks * 10))
 }
 
-async fn run(options: Options, statements: Arc<AtomicU64>) -> Result<bool, AnyError> {
+async fn run(options: Options) -> Result<bool, AnyError> {
     let temp = std::env::temp_dir().join(format!(
         "task-projection-load-{}.db",
         uuid::Uuid::new_v4().simple()
@@ -393,7 +364,7 @@ async fn run(options: Options, statements: Arc<AtomicU64>) -> Result<bool, AnyEr
         .collect();
 
     // Drivers.
-    let statements_before = statements.load(AtomicOrdering::Relaxed);
+    let statements_before = task_projection::server::db::statements_run();
     let cpu_before = cpu_time();
     let started = Instant::now();
     let drivers: Vec<_> = (0..options.drivers)
@@ -415,9 +386,8 @@ async fn run(options: Options, statements: Arc<AtomicU64>) -> Result<bool, AnyEr
     for app in &apps {
         app.settle().await;
     }
-    let statements_run = statements
-        .load(AtomicOrdering::Relaxed)
-        .saturating_sub(statements_before);
+    let statements_run =
+        task_projection::server::db::statements_run().saturating_sub(statements_before);
     let cpu = cpu_time()
         .zip(cpu_before)
         .map(|(after, before)| after.saturating_sub(before));

@@ -7,6 +7,8 @@ use crate::error::WireError;
 pub enum ServerError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     /// The stored epoch is not a canonical positive integer (SPEC §5); the value is left as is.

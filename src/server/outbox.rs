@@ -28,11 +28,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::PgListener;
-use sqlx::Row;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
-use super::db::Db;
+use super::db::{col, query, query_scalar, Db};
 use super::error::{Result, ServerError};
 use super::events::{Event, EventSink, PublishError};
 
@@ -74,21 +73,21 @@ pub async fn read_after(
     up_to: Option<u64>,
     limit: i64,
 ) -> Result<Vec<OutboxRow>> {
-    let rows = sqlx::query(
+    let rows = query(
         "SELECT offset_id, name, payload FROM event_outbox \
          WHERE offset_id > $1 AND offset_id <= $2 ORDER BY offset_id LIMIT $3",
     )
     .bind(bind_offset(after))
     .bind(up_to.map_or(i64::MAX, bind_offset))
     .bind(limit)
-    .fetch_all(db.pool())
+    .fetch_all(db)
     .await?;
     rows.iter()
         .map(|row| {
             Ok(OutboxRow {
-                offset: offset_of(row.try_get("offset_id")?)?,
-                name: row.try_get("name")?,
-                payload: row.try_get("payload")?,
+                offset: offset_of(col(row, "event_outbox", "offset_id")?)?,
+                name: col(row, "event_outbox", "name")?,
+                payload: col(row, "event_outbox", "payload")?,
             })
         })
         .collect()
@@ -96,16 +95,16 @@ pub async fn read_after(
 
 /// The newest offset (0 when the outbox is empty).
 pub async fn latest(db: &Db) -> Result<u64> {
-    let value: Option<i64> = sqlx::query_scalar("SELECT MAX(offset_id) FROM event_outbox")
-        .fetch_one(db.pool())
+    let value: Option<i64> = query_scalar("SELECT MAX(offset_id) FROM event_outbox")
+        .fetch_one(db)
         .await?;
     offset_of(value.unwrap_or(0))
 }
 
 /// The oldest offset the outbox still holds (`None` when it is empty).
 pub async fn oldest(db: &Db) -> Result<Option<u64>> {
-    let oldest: Option<i64> = sqlx::query_scalar("SELECT MIN(offset_id) FROM event_outbox")
-        .fetch_one(db.pool())
+    let oldest: Option<i64> = query_scalar("SELECT MIN(offset_id) FROM event_outbox")
+        .fetch_one(db)
         .await?;
     oldest.map(offset_of).transpose()
 }
@@ -113,19 +112,19 @@ pub async fn oldest(db: &Db) -> Result<Option<u64>> {
 /// This database's stream name (offsets are meaningful only within it).
 pub async fn stream_id(db: &Db) -> Result<String> {
     let value: Option<String> =
-        sqlx::query_scalar("SELECT value FROM meta WHERE key = 'event_stream'")
-            .fetch_optional(db.pool())
+        query_scalar("SELECT value FROM meta WHERE key = 'event_stream'")
+            .fetch_optional(db)
             .await?;
     value.ok_or_else(|| ServerError::corrupt("meta", "event_stream", "missing"))
 }
 
 /// Deletes the events older than `keep`; returns how many.
 pub async fn prune(db: &Db, keep: Duration) -> Result<u64> {
-    let done = sqlx::query(
+    let done = query(
         "DELETE FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)",
     )
     .bind(keep.as_secs_f64())
-    .execute(db.pool())
+    .execute(db)
     .await?;
     Ok(done.rows_affected())
 }
@@ -147,11 +146,11 @@ pub async fn insert(db: &Db, events: &[Event]) -> Result<()> {
             n.saturating_add(2)
         ));
     }
-    let mut query = sqlx::query(&sql);
+    let mut statement = query(&sql);
     for event in events {
-        query = query.bind(event.name).bind(event.payload.to_string());
+        statement = statement.bind(event.name).bind(event.payload.to_string());
     }
-    query.execute(db.pool()).await?;
+    statement.execute(db).await?;
     Ok(())
 }
 

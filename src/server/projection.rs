@@ -26,7 +26,7 @@ use crate::rules::pending::{
 use crate::rules::respond::{observe_bundle_with, BundleObservation};
 use crate::rules::time::Timestamp;
 
-use super::db::Backend;
+use super::db::{query, Backend, Conn};
 use super::error::{Result, ServerError};
 use super::events::{
     Event, EventSink, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED, SESSION_MESSAGE_UPDATED,
@@ -36,7 +36,6 @@ use super::storage::{
     bundle_rows_on, messages_on, session_on, turn_requests_on, turns_on, turns_referenced_on,
     MessageRow, SessionRow, Storage, TurnRow,
 };
-use sqlx::AnyConnection;
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
 /// REST turn history, the simulator; the projector reads a [`PendingSnapshot`]).
@@ -136,7 +135,7 @@ impl BundleSnapshot {
 
 /// Reads a [`BundleSnapshot`] on `conn` (inside the caller's transaction).
 pub(crate) async fn bundle_snapshot_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
     pending_id: &str,
 ) -> Result<BundleSnapshot> {
@@ -165,11 +164,11 @@ pub async fn load_bundle_snapshot(
 
 /// A read transaction: REPEATABLE READ on PostgreSQL; a SQLite read transaction is a snapshot
 /// already.
-async fn read_transaction(storage: &Storage) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
-    let mut tx = storage.db().pool().begin().await?;
+async fn read_transaction(storage: &Storage) -> Result<Conn> {
+    let mut tx = storage.db().begin().await?;
     if storage.db().backend() == Backend::Postgres {
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .execute(&mut *tx)
+        query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut tx)
             .await?;
     }
     Ok(tx)

@@ -33,6 +33,7 @@ use crate::rules::respond::{
 use crate::wire::{self, Json, Wire};
 
 use super::clock::{wire_time, Clock};
+use super::db::query;
 use super::error::{Result, ServerError};
 use super::events::EventSink;
 use super::projection::{
@@ -370,7 +371,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
         input: &ResponseInput,
     ) -> Result<Option<IntentRow>> {
         let now = self.now();
-        let mut tx = self.storage().db().pool().begin().await?;
+        let mut tx = self.storage().db().begin().await?;
         // Write first: on SQLite the transaction takes the write lock before it reads.
         let mut intent = IntentRow {
             pending_id: pending_id.to_owned(),
@@ -421,7 +422,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
             .unwrap_or_default()
             .to_owned();
         intent.message_ids = claimed.iter().map(|row| row.id().to_owned()).collect();
-        sqlx::query(
+        query(
             "UPDATE delivery_intents SET turn_id = $1, message_ids = $2 WHERE pending_id = $3",
         )
         .bind(&intent.turn_id)
@@ -430,7 +431,7 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
                 .map_err(|e| ServerError::Invalid(e.to_string()))?,
         )
         .bind(pending_id)
-        .execute(&mut *tx)
+        .execute(&mut tx)
         .await?;
         tx.commit().await?;
         Ok(Some(intent))

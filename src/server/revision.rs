@@ -44,13 +44,11 @@
 //!
 //! [`rules::revision::next_epoch`]: crate::rules::revision::next_epoch
 
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, Row};
 
 use crate::rules::model::Revision;
 use crate::rules::revision::{next_epoch, EpochError};
 
-use super::db::{Backend, Db};
+use super::db::{col, query, query_scalar, Backend, Db};
 use super::error::{Result, ServerError};
 
 const EPOCH_KEY: &str = "projection_epoch";
@@ -71,9 +69,9 @@ pub struct RevisionClock {
 
 /// Reads the stored epoch text, if any.
 pub async fn stored_epoch(db: &Db) -> Result<Option<String>> {
-    let value: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+    let value: Option<String> = query_scalar("SELECT value FROM meta WHERE key = $1")
         .bind(EPOCH_KEY)
-        .fetch_optional(db.pool())
+        .fetch_optional(db)
         .await?;
     Ok(value)
 }
@@ -81,57 +79,50 @@ pub async fn stored_epoch(db: &Db) -> Result<Option<String>> {
 /// Allocates this start's epoch (SPEC §5, scenario 55): absent → `"1"`, a canonical positive
 /// integer → + 1, anything else → [`ServerError::CorruptEpoch`] with the stored value untouched.
 pub async fn allocate_epoch(db: &Db) -> Result<String> {
-    let mut conn = db.pool().acquire().await?;
     if db.backend() == Backend::Sqlite {
-        // The epoch change reaches the disk before anything is labelled with it.
-        sqlx::query("PRAGMA synchronous = FULL")
-            .execute(&mut *conn)
-            .await?;
+        // The epoch change reaches the disk before anything is labelled with it (SQLite is one
+        // connection: the pragma applies to the transaction below).
+        query("PRAGMA synchronous = FULL").execute(db).await?;
     }
-    let allocated = allocate_on(&mut conn, db.backend(), None).await;
+    let allocated = allocate_on(db, None).await;
     if db.backend() == Backend::Sqlite {
-        sqlx::query("PRAGMA synchronous = NORMAL")
-            .execute(&mut *conn)
-            .await?;
+        query("PRAGMA synchronous = NORMAL").execute(db).await?;
     }
     allocated
 }
 
 /// The epoch change, in one transaction. `unless_stale`: PostgreSQL's reaction to a database
 /// restart, which does nothing when another instance already advanced past the old server start.
-async fn allocate_on(
-    conn: &mut PoolConnection<Any>,
-    backend: Backend,
-    unless_stale: Option<&str>,
-) -> Result<String> {
+async fn allocate_on(db: &Db, unless_stale: Option<&str>) -> Result<String> {
+    let backend = db.backend();
     for _ in 0..MAX_ALLOCATION_ATTEMPTS {
         // SQLite: a write first, so the transaction holds the write lock before it reads.
-        let mut tx = sqlx::Connection::begin(&mut **conn).await?;
+        let mut tx = db.begin().await?;
         match backend {
             Backend::Postgres => {
                 // (a column the Any driver can decode: the function returns `void`)
-                sqlx::query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
                     .bind(EPOCH_LOCK)
-                    .execute(&mut *tx)
+                    .execute(&mut tx)
                     .await?;
             }
             Backend::Sqlite => {
-                sqlx::query("UPDATE meta SET counter = counter WHERE key = $1")
+                query("UPDATE meta SET counter = counter WHERE key = $1")
                     .bind(EPOCH_KEY)
-                    .execute(&mut *tx)
+                    .execute(&mut tx)
                     .await?;
             }
         }
-        let stored: Option<String> = sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+        let stored: Option<String> = query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(EPOCH_KEY)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut tx)
             .await?;
         if backend == Backend::Postgres {
             if let (Some(stale), Some(stored)) = (unless_stale, &stored) {
                 let server: Option<String> =
-                    sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+                    query_scalar("SELECT value FROM meta WHERE key = $1")
                         .bind(SERVER_KEY)
-                        .fetch_optional(&mut *tx)
+                        .fetch_optional(&mut tx)
                         .await?;
                 if server.as_deref().unwrap_or_default() != stale {
                     // Someone advanced the epoch since: nothing to do.
@@ -144,21 +135,21 @@ async fn allocate_on(
             EpochError::NotCanonical { stored } => ServerError::CorruptEpoch { stored },
         })?;
         let won = match &stored {
-            None => sqlx::query(
+            None => query(
                 "INSERT INTO meta (key, value, counter) VALUES ($1, $2, 0) \
                  ON CONFLICT (key) DO NOTHING",
             )
             .bind(EPOCH_KEY)
             .bind(&next)
-            .execute(&mut *tx)
+            .execute(&mut tx)
             .await?
             .rows_affected(),
             Some(old) => {
-                sqlx::query("UPDATE meta SET value = $1, counter = 0 WHERE key = $2 AND value = $3")
+                query("UPDATE meta SET value = $1, counter = 0 WHERE key = $2 AND value = $3")
                     .bind(&next)
                     .bind(EPOCH_KEY)
                     .bind(old)
-                    .execute(&mut *tx)
+                    .execute(&mut tx)
                     .await?
                     .rows_affected()
             }
@@ -169,13 +160,13 @@ async fn allocate_on(
             continue;
         }
         if backend == Backend::Postgres {
-            sqlx::query(
+            query(
                 "INSERT INTO meta (key, value, counter) \
                  VALUES ($1, extract(epoch FROM pg_postmaster_start_time())::text, 0) \
                  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             )
             .bind(SERVER_KEY)
-            .execute(&mut *tx)
+            .execute(&mut tx)
             .await?;
         }
         tx.commit().await?;
@@ -207,17 +198,17 @@ impl RevisionClock {
     }
 
     async fn reserve_counter(&self) -> Result<Revision> {
-        let row = sqlx::query(
+        let row = query(
             "UPDATE meta SET counter = counter + 1 WHERE key = $1 RETURNING value, counter",
         )
         .bind(EPOCH_KEY)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         let Some(row) = row else {
             return Err(ServerError::ClockMissing);
         };
-        let epoch: String = row.try_get("value")?;
-        let counter: i64 = row.try_get("counter")?;
+        let epoch: String = col(&row, "meta", "value")?;
+        let counter: i64 = col(&row, "meta", "counter")?;
         revision(epoch, counter)
     }
 
@@ -225,27 +216,26 @@ impl RevisionClock {
         // Twice at most: a reservation made under a database restart the epoch does not know yet
         // is not used; the epoch is advanced and the reservation made again.
         for _ in 0..2 {
-            let row = sqlx::query(
+            let row = query(
                 "SELECT epoch, sequence, server, server_now FROM reserve_projection_revision()",
             )
-            .fetch_optional(self.db.pool())
+            .fetch_optional(&self.db)
             .await?;
             let Some(row) = row else {
                 return Err(ServerError::ClockMissing);
             };
-            let server: Option<String> = row.try_get("server")?;
-            let now: String = row.try_get("server_now")?;
+            let server: Option<String> = col(&row, "meta", "server")?;
+            let now: String = col(&row, "meta", "server_now")?;
             if server.as_deref() == Some(now.as_str()) {
-                return revision(row.try_get("epoch")?, row.try_get("sequence")?);
+                return revision(col(&row, "meta", "epoch")?, col(&row, "meta", "sequence")?);
             }
             tracing::warn!(
                 recorded = ?server,
                 now = %now,
                 "PostgreSQL restarted since the epoch was allocated; advancing the epoch"
             );
-            let mut conn = self.db.pool().acquire().await?;
             let stale = server.unwrap_or_default();
-            allocate_on(&mut conn, Backend::Postgres, Some(&stale)).await?;
+            allocate_on(&self.db, Some(&stale)).await?;
         }
         Err(ServerError::EpochContention(2))
     }

@@ -3,8 +3,6 @@
 //! the services hand them to [`crate::rules`] unchanged; storage decides nothing.
 
 use serde_json::{json, Value};
-use sqlx::any::AnyRow;
-use sqlx::AnyConnection;
 
 use crate::rules::model::{
     Message, MessageKind, MessageRecord, RequestStatus, SessionState, TurnFlags, TurnRecord,
@@ -12,7 +10,7 @@ use crate::rules::model::{
 use crate::rules::time::Timestamp;
 use crate::wire::{self, Json, MessageMeaning, Path};
 
-use super::db::{col, Db};
+use super::db::{col, query, query_scalar, Conn, Db, Row};
 use super::error::{Result, ServerError};
 
 fn to_bool(value: i64) -> bool {
@@ -46,7 +44,7 @@ pub struct TaskRow {
 }
 
 impl TaskRow {
-    fn read(row: &AnyRow) -> Result<TaskRow> {
+    fn read(row: &Row) -> Result<TaskRow> {
         Ok(TaskRow {
             id: col(row, "tasks", "id")?,
             workspace_id: col(row, "tasks", "workspace_id")?,
@@ -75,7 +73,7 @@ pub struct SessionRow {
 }
 
 impl SessionRow {
-    fn read(row: &AnyRow) -> Result<SessionRow> {
+    fn read(row: &Row) -> Result<SessionRow> {
         Ok(SessionRow {
             id: col(row, "sessions", "id")?,
             task_id: col(row, "sessions", "task_id")?,
@@ -112,7 +110,7 @@ pub struct TurnRow {
 }
 
 impl TurnRow {
-    fn read(row: &AnyRow) -> Result<TurnRow> {
+    fn read(row: &Row) -> Result<TurnRow> {
         let id: String = col(row, "turns", "id")?;
         let metadata_text: String = col(row, "turns", "metadata")?;
         let metadata = parse_json("turns", &id, &metadata_text)?;
@@ -195,7 +193,7 @@ pub struct MessageRow {
 }
 
 impl MessageRow {
-    fn read(row: &AnyRow) -> Result<MessageRow> {
+    fn read(row: &Row) -> Result<MessageRow> {
         let id: String = col(row, "messages", "id")?;
         let metadata_text: String = col(row, "messages", "metadata")?;
         let metadata = parse_json("messages", &id, &metadata_text)?;
@@ -297,7 +295,7 @@ pub struct IntentRow {
 }
 
 impl IntentRow {
-    fn read(row: &AnyRow) -> Result<IntentRow> {
+    fn read(row: &Row) -> Result<IntentRow> {
         let pending_id: String = col(row, "delivery_intents", "pending_id")?;
         let ids: String = col(row, "delivery_intents", "message_ids")?;
         let message_ids: Vec<String> = serde_json::from_str(&ids)
@@ -412,24 +410,24 @@ impl Storage {
     // ---- tasks --------------------------------------------------------------------------------
 
     pub async fn insert_task(&self, task: &NewTask<'_>) -> Result<()> {
-        sqlx::query(
+        query(
             "INSERT INTO tasks (id, workspace_id, archived, created_at, updated_at) \
              VALUES ($1, $2, 0, $3, $3)",
         )
         .bind(task.id)
         .bind(task.workspace_id)
         .bind(task.created_at)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
 
     pub async fn task(&self, id: &str) -> Result<TaskRow> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT id, workspace_id, archived, created_at, updated_at FROM tasks WHERE id = $1",
         )
         .bind(id)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         match row {
             Some(row) => TaskRow::read(&row),
@@ -442,9 +440,9 @@ impl Storage {
 
     /// A task's display title (`""` when none was set).
     pub async fn task_title(&self, id: &str) -> Result<String> {
-        let title: Option<String> = sqlx::query_scalar("SELECT title FROM tasks WHERE id = $1")
+        let title: Option<String> = query_scalar("SELECT title FROM tasks WHERE id = $1")
             .bind(id)
-            .fetch_optional(self.db.pool())
+            .fetch_optional(&self.db)
             .await?;
         title.ok_or_else(|| ServerError::NotFound {
             what: "task",
@@ -453,38 +451,38 @@ impl Storage {
     }
 
     pub async fn set_task_title(&self, id: &str, title: &str) -> Result<()> {
-        sqlx::query("UPDATE tasks SET title = $1 WHERE id = $2")
+        query("UPDATE tasks SET title = $1 WHERE id = $2")
             .bind(title)
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
 
     /// How many tasks exist (archived or not).
     pub async fn task_count(&self) -> Result<i64> {
-        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks")
-            .fetch_one(self.db.pool())
+        let count: i64 = query_scalar("SELECT COUNT(*) FROM tasks")
+            .fetch_one(&self.db)
             .await?;
         Ok(count)
     }
 
     pub async fn set_task_archived(&self, id: &str, archived: bool) -> Result<()> {
-        sqlx::query("UPDATE tasks SET archived = $1 WHERE id = $2")
+        query("UPDATE tasks SET archived = $1 WHERE id = $2")
             .bind(from_bool(archived))
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
 
     /// Unarchived tasks, by id.
     pub async fn unarchived_tasks(&self) -> Result<Vec<TaskRow>> {
-        let rows = sqlx::query(
+        let rows = query(
             "SELECT id, workspace_id, archived, created_at, updated_at FROM tasks \
              WHERE archived = 0 ORDER BY id",
         )
-        .fetch_all(self.db.pool())
+        .fetch_all(&self.db)
         .await?;
         rows.iter().map(TaskRow::read).collect()
     }
@@ -492,7 +490,7 @@ impl Storage {
     // ---- sessions -----------------------------------------------------------------------------
 
     pub async fn insert_session(&self, session: &NewSession<'_>) -> Result<()> {
-        sqlx::query(
+        query(
             "INSERT INTO sessions (id, task_id, state, agent_profile_id, is_primary, started_at, \
              updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, 0)",
         )
@@ -503,23 +501,23 @@ impl Storage {
         .bind(from_bool(session.is_primary))
         .bind(session.started_at)
         .bind(session.updated_at)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
 
     pub async fn session(&self, id: &str) -> Result<SessionRow> {
-        let mut conn = self.db.pool().acquire().await?;
+        let mut conn = self.db.conn().await?;
         session_on(&mut conn, id).await
     }
 
     /// The sessions of a task, in id order (callers order by the rules' timestamp order).
     pub async fn sessions_of_task(&self, task_id: &str) -> Result<Vec<SessionRow>> {
-        let rows = sqlx::query(&format!(
+        let rows = query(format!(
             "SELECT {SESSION_COLUMNS} FROM sessions WHERE task_id = $1 ORDER BY id"
         ))
         .bind(task_id)
-        .fetch_all(self.db.pool())
+        .fetch_all(&self.db)
         .await?;
         rows.iter().map(SessionRow::read).collect()
     }
@@ -532,7 +530,7 @@ impl Storage {
         expected_version: i64,
         change: &StateChange<'_>,
     ) -> Result<bool> {
-        let done = sqlx::query(
+        let done = query(
             "UPDATE sessions SET state = $1, updated_at = $2, completed_at = $3, \
              state_reason = $4, version = version + 1 WHERE id = $5 AND version = $6",
         )
@@ -542,27 +540,27 @@ impl Storage {
         .bind(change.reason)
         .bind(id)
         .bind(expected_version)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 
     /// Touches a session row (new activity): `updated_at` and the version.
     pub async fn touch_session(&self, id: &str, updated_at: &str) -> Result<()> {
-        sqlx::query("UPDATE sessions SET updated_at = $1, version = version + 1 WHERE id = $2")
+        query("UPDATE sessions SET updated_at = $1, version = version + 1 WHERE id = $2")
             .bind(updated_at)
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
 
     /// Sets or clears `is_primary` (bumps the version).
     pub async fn set_session_primary(&self, id: &str, primary: bool) -> Result<()> {
-        sqlx::query("UPDATE sessions SET is_primary = $1, version = version + 1 WHERE id = $2")
+        query("UPDATE sessions SET is_primary = $1, version = version + 1 WHERE id = $2")
             .bind(from_bool(primary))
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
@@ -570,7 +568,7 @@ impl Storage {
     // ---- turns --------------------------------------------------------------------------------
 
     pub async fn insert_turn(&self, turn: &NewTurn<'_>) -> Result<()> {
-        sqlx::query(
+        query(
             "INSERT INTO turns (id, session_id, task_id, started_at, completed_at, created_at, \
              updated_at, metadata) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
         )
@@ -581,15 +579,15 @@ impl Storage {
         .bind(turn.completed_at)
         .bind(turn.created_at)
         .bind(turn.metadata.to_string())
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
 
     pub async fn turn(&self, id: &str) -> Result<TurnRow> {
-        let row = sqlx::query(&format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1"))
+        let row = query(format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1"))
             .bind(id)
-            .fetch_optional(self.db.pool())
+            .fetch_optional(&self.db)
             .await?;
         match row {
             Some(row) => TurnRow::read(&row),
@@ -601,17 +599,17 @@ impl Storage {
     }
 
     pub async fn complete_turn(&self, id: &str, completed_at: &str) -> Result<()> {
-        sqlx::query("UPDATE turns SET completed_at = $1, updated_at = $1 WHERE id = $2")
+        query("UPDATE turns SET completed_at = $1, updated_at = $1 WHERE id = $2")
             .bind(completed_at)
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
 
     /// The turns of a session, in storage order.
     pub async fn turns_of_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
-        let mut conn = self.db.pool().acquire().await?;
+        let mut conn = self.db.conn().await?;
         turns_on(&mut conn, session_id).await
     }
 
@@ -619,19 +617,19 @@ impl Storage {
 
     /// Allocates the next value of a named counter (atomic on both backends).
     pub async fn next_counter(&self, name: &str) -> Result<i64> {
-        let value: i64 = sqlx::query_scalar(
+        let value: i64 = query_scalar(
             "INSERT INTO counters (name, value) VALUES ($1, 1) \
              ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value",
         )
         .bind(name)
-        .fetch_one(self.db.pool())
+        .fetch_one(&self.db)
         .await?;
         Ok(value)
     }
 
     pub async fn insert_message(&self, message: &NewMessage<'_>) -> Result<MessageRow> {
         let seq = self.next_counter("message_seq").await?;
-        let row = sqlx::query(&format!(
+        let row = query(format!(
             "INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, \
              message_type, content, metadata, pending_id, created_at, updated_at, version) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0) \
@@ -648,17 +646,17 @@ impl Storage {
         .bind(message.metadata.to_string())
         .bind(indexed_pending_id(message.message_type, &message.metadata))
         .bind(message.created_at)
-        .fetch_one(self.db.pool())
+        .fetch_one(&self.db)
         .await?;
         MessageRow::read(&row)
     }
 
     pub async fn message(&self, id: &str) -> Result<MessageRow> {
-        let row = sqlx::query(&format!(
+        let row = query(format!(
             "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = $1"
         ))
         .bind(id)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         match row {
             Some(row) => MessageRow::read(&row),
@@ -672,7 +670,7 @@ impl Storage {
     /// The messages of a session in insertion order (without filtering: every message may be
     /// the evidence that publishes a reservation).
     pub async fn messages_of_session(&self, session_id: &str) -> Result<Vec<MessageRow>> {
-        let mut conn = self.db.pool().acquire().await?;
+        let mut conn = self.db.conn().await?;
         messages_on(&mut conn, session_id).await
     }
 
@@ -684,17 +682,17 @@ impl Storage {
         metadata: &Value,
         updated_at: &str,
     ) -> Result<bool> {
-        let mut conn = self.db.pool().acquire().await?;
+        let mut conn = self.db.conn().await?;
         cas_message_metadata_on(&mut conn, id, expected_version, metadata, updated_at).await
     }
 
     /// The sessions holding `clarification_request` rows of bundle `pending_id`.
     pub async fn sessions_with_bundle(&self, pending_id: &str) -> Result<Vec<String>> {
-        let ids: Vec<String> = sqlx::query_scalar(
+        let ids: Vec<String> = query_scalar(
             "SELECT DISTINCT session_id FROM messages WHERE pending_id = $1 ORDER BY session_id",
         )
         .bind(pending_id)
-        .fetch_all(self.db.pool())
+        .fetch_all(&self.db)
         .await?;
         Ok(ids)
     }
@@ -702,12 +700,12 @@ impl Storage {
     // ---- stop intents -------------------------------------------------------------------------
 
     pub async fn stop_intent(&self, session_id: &str) -> Result<Option<StopIntentRow>> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT session_id, execution_id, stamp, consumed, created_at, consumed_at \
              FROM stop_intents WHERE session_id = $1",
         )
         .bind(session_id)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         let Some(row) = row else { return Ok(None) };
         Ok(Some(StopIntentRow {
@@ -729,7 +727,7 @@ impl Storage {
         stamp: &str,
         now: &str,
     ) -> Result<()> {
-        sqlx::query(
+        query(
             "INSERT INTO stop_intents (session_id, execution_id, stamp, consumed, created_at, \
              consumed_at) VALUES ($1, $2, $3, 0, $4, NULL) ON CONFLICT (session_id) DO UPDATE \
              SET execution_id = $2, stamp = $3, consumed = 0, created_at = $4, consumed_at = NULL",
@@ -738,7 +736,7 @@ impl Storage {
         .bind(execution_id)
         .bind(stamp)
         .bind(now)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
@@ -752,7 +750,7 @@ impl Storage {
         stamp: &str,
         now: &str,
     ) -> Result<bool> {
-        let done = sqlx::query(
+        let done = query(
             "UPDATE stop_intents SET consumed = 1, consumed_at = $1 WHERE session_id = $2 \
              AND execution_id = $3 AND stamp = $4 AND consumed = 0",
         )
@@ -760,7 +758,7 @@ impl Storage {
         .bind(session_id)
         .bind(execution_id)
         .bind(stamp)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -768,21 +766,21 @@ impl Storage {
     // ---- delivery intents ---------------------------------------------------------------------
 
     pub async fn delivery_intent(&self, pending_id: &str) -> Result<Option<IntentRow>> {
-        let row = sqlx::query(&format!(
+        let row = query(format!(
             "SELECT {INTENT_COLUMNS} FROM delivery_intents WHERE pending_id = $1"
         ))
         .bind(pending_id)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         row.as_ref().map(IntentRow::read).transpose()
     }
 
     /// Every outstanding delivery intent (startup reconciliation).
     pub async fn delivery_intents(&self) -> Result<Vec<IntentRow>> {
-        let rows = sqlx::query(&format!(
+        let rows = query(format!(
             "SELECT {INTENT_COLUMNS} FROM delivery_intents ORDER BY pending_id"
         ))
-        .fetch_all(self.db.pool())
+        .fetch_all(&self.db)
         .await?;
         rows.iter().map(IntentRow::read).collect()
     }
@@ -794,30 +792,30 @@ impl Storage {
         handoff: &str,
         now: &str,
     ) -> Result<()> {
-        sqlx::query(
+        query(
             "UPDATE delivery_intents SET handoff = $1, updated_at = $2 WHERE pending_id = $3",
         )
         .bind(handoff)
         .bind(now)
         .bind(pending_id)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
 
     /// Retires (deletes) an intent.
     pub async fn delete_intent(&self, pending_id: &str) -> Result<()> {
-        sqlx::query("DELETE FROM delivery_intents WHERE pending_id = $1")
+        query("DELETE FROM delivery_intents WHERE pending_id = $1")
             .bind(pending_id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(())
     }
 
     pub async fn delete_message(&self, id: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM messages WHERE id = $1")
+        let done = query("DELETE FROM messages WHERE id = $1")
             .bind(id)
-            .execute(self.db.pool())
+            .execute(&self.db)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -825,9 +823,9 @@ impl Storage {
     /// The newest persisted message `created_at` of a session (text; the caller orders).
     pub async fn message_times_of_session(&self, session_id: &str) -> Result<Vec<String>> {
         let rows: Vec<String> =
-            sqlx::query_scalar("SELECT created_at FROM messages WHERE session_id = $1")
+            query_scalar("SELECT created_at FROM messages WHERE session_id = $1")
                 .bind(session_id)
-                .fetch_all(self.db.pool())
+                .fetch_all(&self.db)
                 .await?;
         Ok(rows)
     }
@@ -835,11 +833,11 @@ impl Storage {
     // ---- task status summaries ----------------------------------------------------------------
 
     pub async fn summary(&self, task_id: &str) -> Result<Option<SummaryRow>> {
-        let row = sqlx::query(
+        let row = query(
             "SELECT task_id, revision, summary FROM task_status_summaries WHERE task_id = $1",
         )
         .bind(task_id)
-        .fetch_optional(self.db.pool())
+        .fetch_optional(&self.db)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let text: String = col(&row, "task_status_summaries", "summary")?;
@@ -858,7 +856,7 @@ impl Storage {
         summary: &Value,
         updated_at: &str,
     ) -> Result<()> {
-        sqlx::query(
+        query(
             "INSERT INTO task_status_summaries (task_id, revision, summary, updated_at) \
              VALUES ($1, $2, $3, $4)",
         )
@@ -866,7 +864,7 @@ impl Storage {
         .bind(revision)
         .bind(summary.to_string())
         .bind(updated_at)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(())
     }
@@ -880,7 +878,7 @@ impl Storage {
         summary: &Value,
         updated_at: &str,
     ) -> Result<bool> {
-        let done = sqlx::query(
+        let done = query(
             "UPDATE task_status_summaries SET revision = $1, summary = $2, updated_at = $3 \
              WHERE task_id = $4 AND revision = $5",
         )
@@ -889,15 +887,15 @@ impl Storage {
         .bind(updated_at)
         .bind(task_id)
         .bind(expected_revision)
-        .execute(self.db.pool())
+        .execute(&self.db)
         .await?;
         Ok(done.rows_affected() == 1)
     }
 }
 
 /// One session row, on a given connection (inside a snapshot transaction).
-pub(crate) async fn session_on(conn: &mut AnyConnection, id: &str) -> Result<SessionRow> {
-    let row = sqlx::query(&format!(
+pub(crate) async fn session_on(conn: &mut Conn, id: &str) -> Result<SessionRow> {
+    let row = query(format!(
         "SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1"
     ))
     .bind(id)
@@ -913,8 +911,8 @@ pub(crate) async fn session_on(conn: &mut AnyConnection, id: &str) -> Result<Ses
 }
 
 /// The turns of a session (storage order; the rules rank them).
-pub(crate) async fn turns_on(conn: &mut AnyConnection, session_id: &str) -> Result<Vec<TurnRow>> {
-    let rows = sqlx::query(&format!(
+pub(crate) async fn turns_on(conn: &mut Conn, session_id: &str) -> Result<Vec<TurnRow>> {
+    let rows = query(format!(
         "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 ORDER BY id"
     ))
     .bind(session_id)
@@ -926,10 +924,10 @@ pub(crate) async fn turns_on(conn: &mut AnyConnection, session_id: &str) -> Resu
 /// The messages of a session in insertion order. Unfiltered: any message may be the evidence
 /// that publishes a reservation.
 pub(crate) async fn messages_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
 ) -> Result<Vec<MessageRow>> {
-    let rows = sqlx::query(&format!(
+    let rows = query(format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq"
     ))
     .bind(session_id)
@@ -943,10 +941,10 @@ pub(crate) async fn messages_on(
 /// `is_referenced` of the turn rule without reading the messages themselves (one index probe
 /// per turn), in one statement.
 pub(crate) async fn turns_referenced_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
 ) -> Result<(Vec<TurnRow>, Vec<String>)> {
-    let rows = sqlx::query(&format!(
+    let rows = query(format!(
         "SELECT {TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
          WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
          AS referenced FROM turns WHERE session_id = $1 ORDER BY id"
@@ -979,7 +977,7 @@ pub(crate) const REQUEST_TYPES: [&str; 2] = ["clarification_request", "permissio
 /// of [`messages_on`] (`seq`, insertion order): the rows the pending rule reads of its current
 /// turn.
 pub(crate) async fn turn_requests_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
     turn_id: &str,
 ) -> Result<Vec<MessageRow>> {
@@ -987,7 +985,7 @@ pub(crate) async fn turn_requests_on(
     // Ordered here, not by `ORDER BY seq`: without statistics SQLite would rather walk the
     // session's whole `(session_id, seq)` index in order than sort the turn's few request rows
     // it finds through `messages_session_turn`.
-    let rows = sqlx::query(&format!(
+    let rows = query(format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND turn_id = $2 \
          AND message_type IN ($3, $4)"
     ))
@@ -1009,11 +1007,11 @@ pub(crate) async fn turn_requests_on(
 /// `metadata.pending_id`, kept by every write of the metadata) is `pending_id`, in insertion
 /// order: every row of that clarification bundle in the session, through the `pending_id` index.
 pub(crate) async fn bundle_rows_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     session_id: &str,
     pending_id: &str,
 ) -> Result<Vec<MessageRow>> {
-    let rows = sqlx::query(&format!(
+    let rows = query(format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE pending_id = $1 AND session_id = $2 \
          ORDER BY seq"
     ))
@@ -1026,21 +1024,21 @@ pub(crate) async fn bundle_rows_on(
 
 /// Compare-and-set of a message's metadata on its version, on a given connection.
 pub(crate) async fn cas_message_metadata_on(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     id: &str,
     expected_version: i64,
     metadata: &Value,
     updated_at: &str,
 ) -> Result<bool> {
     let message_type: Option<String> =
-        sqlx::query_scalar("SELECT message_type FROM messages WHERE id = $1")
+        query_scalar("SELECT message_type FROM messages WHERE id = $1")
             .bind(id)
             .fetch_optional(&mut *conn)
             .await?;
     let Some(message_type) = message_type else {
         return Ok(false);
     };
-    let done = sqlx::query(
+    let done = query(
         "UPDATE messages SET metadata = $1, pending_id = $2, updated_at = $3, \
          version = version + 1 WHERE id = $4 AND version = $5",
     )
@@ -1055,10 +1053,10 @@ pub(crate) async fn cas_message_metadata_on(
 }
 
 /// Inserts a delivery intent unless one exists for the bundle: `true` when this call claimed it.
-pub(crate) async fn insert_intent_on(conn: &mut AnyConnection, intent: &IntentRow) -> Result<bool> {
+pub(crate) async fn insert_intent_on(conn: &mut Conn, intent: &IntentRow) -> Result<bool> {
     let ids = serde_json::to_string(&intent.message_ids)
         .map_err(|e| ServerError::Invalid(e.to_string()))?;
-    let done = sqlx::query(
+    let done = query(
         "INSERT INTO delivery_intents (pending_id, session_id, turn_id, message_ids, prior_state, \
          response_kind, response, handoff, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (pending_id) DO NOTHING",

@@ -94,7 +94,7 @@ pub async fn reject_summary_writes(db: &Db) {
         ],
     };
     for statement in statements {
-        sqlx::query(statement).execute(db.pool()).await.unwrap();
+        task_projection::server::db::query(*statement).execute(db).await.unwrap();
     }
 }
 

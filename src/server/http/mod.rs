@@ -98,34 +98,27 @@ pub async fn connect(url: &str) -> Result<Db, StartError> {
         url: redacted(url),
         detail,
     };
-    // One direct connection first: the pool retries a refused connection until its acquire
-    // timeout, a single connection fails at once with the real reason.
-    sqlx::any::install_default_drivers();
-    let probe = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        <sqlx::AnyConnection as sqlx::Connection>::connect(url),
-    )
-    .await;
-    match probe {
-        Ok(Ok(mut conn)) => {
-            if url.starts_with("sqlite:") && !url.contains(":memory:") {
-                // Write-ahead logging: one sync per commit instead of a rollback journal's
-                // several, and readers do not block the writer. Persistent in the file.
-                if let Err(error) = sqlx::query("PRAGMA journal_mode = WAL")
-                    .execute(&mut conn)
-                    .await
-                {
-                    tracing::warn!(%error, "could not switch SQLite to WAL; keeping its journal");
-                }
+    // PostgreSQL: one direct connection first (the pool retries a refused connection until its
+    // acquire timeout, a single connection fails at once with the real reason). SQLite opens
+    // its one connection in `Db::connect` (and switches a file to WAL there).
+    if !url.starts_with("sqlite:") {
+        sqlx::any::install_default_drivers();
+        let probe = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            <sqlx::AnyConnection as sqlx::Connection>::connect(url),
+        )
+        .await;
+        match probe {
+            Ok(Ok(conn)) => {
+                let _ = sqlx::Connection::close(conn).await;
             }
-            let _ = sqlx::Connection::close(conn).await;
-        }
-        Ok(Err(error)) => return Err(failed(error.to_string())),
-        Err(_) => {
-            return Err(failed(format!(
-                "no answer within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            )))
+            Ok(Err(error)) => return Err(failed(error.to_string())),
+            Err(_) => {
+                return Err(failed(format!(
+                    "no answer within {} s",
+                    CONNECT_TIMEOUT.as_secs()
+                )))
+            }
         }
     }
     match tokio::time::timeout(CONNECT_TIMEOUT, Db::connect(url)).await {
