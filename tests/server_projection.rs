@@ -159,11 +159,14 @@ fn flag(weight_true: u32) -> impl Strategy<Value = Option<Value>> {
 }
 
 fn turn_spec(sessions: usize) -> impl Strategy<Value = TurnSpec> {
+    // Mostly instants with a packed form (the last spelling has none: such a session is read
+    // whole, every other one through a window of its turns when it has enough of them).
+    let time = || prop_oneof![12 => 0..TIMES.len() - 1, 1 => Just(TIMES.len() - 1)];
     (
         0..sessions,
-        0..TIMES.len(),
-        0..TIMES.len(),
-        prop::option::weighted(0.5, 0..TIMES.len()),
+        time(),
+        time(),
+        prop::option::weighted(0.85, 0..TIMES.len()),
         flag(1),
         flag(2),
         flag(2),
@@ -244,7 +247,7 @@ fn world() -> impl Strategy<Value = World> {
     ];
     (
         prop::collection::vec(state, 1..=3),
-        0..8usize,
+        0..16usize,
         any::<bool>(),
     )
         .prop_flat_map(|(states, turns, empty_turn_id)| {
@@ -355,6 +358,8 @@ struct Seen {
     sessions: usize,
     rows_in_transcripts: usize,
     rows_read: usize,
+    /// Sessions whose narrow read took a window of their turns (not all of them).
+    windowed: usize,
 }
 
 /// One case: for every session the narrow answer, the projector's and the rule's over the whole
@@ -393,9 +398,13 @@ async fn check(db: &Db, world: &World, seen: &Mutex<Seen>) -> Result<(), TestCas
             "projector, session {}",
             id
         );
-        // The narrow read is what the rule reads: the referenced turns of the transcript, and
-        // request rows only.
-        let mut referenced: Vec<String> = full
+        // The narrow read is what the rule reads: the turns it needs (all, or a window that
+        // decides as all would), which of them the transcript references, and request rows only.
+        prop_assert!(narrow
+            .turns
+            .iter()
+            .all(|t| full.turns.iter().any(|f| f == t)));
+        let mut referenced: Vec<String> = narrow
             .turns
             .iter()
             .filter(|t| full.messages.iter().any(|m| m.turn_id() == Some(&t.id)))
@@ -448,6 +457,7 @@ async fn check(db: &Db, world: &World, seen: &Mutex<Seen>) -> Result<(), TestCas
         seen.sessions += 1;
         seen.rows_in_transcripts += full.messages.len();
         seen.rows_read += narrow.requests.len();
+        seen.windowed += usize::from(narrow.turns.len() < full.turns.len());
     }
     Ok(())
 }
@@ -494,9 +504,9 @@ fn run(cases: u32, backend: Kind) {
     }
     let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
     eprintln!(
-        "{backend:?}: {} cases passed ({} sessions); message rows: {} in the transcripts, {} read \
-         by the narrow projection",
-        seen.cases, seen.sessions, seen.rows_in_transcripts, seen.rows_read
+        "{backend:?}: {} cases passed ({} sessions, {} read through a window of their turns); \
+         message rows: {} in the transcripts, {} read by the narrow projection",
+        seen.cases, seen.sessions, seen.windowed, seen.rows_in_transcripts, seen.rows_read
     );
     for (answer, count) in &seen.answers {
         eprintln!("  {count:>6}  {answer}");
@@ -507,6 +517,11 @@ fn run(cases: u32, backend: Kind) {
     }
     // The run reached every answer a server session can have (its history is always loaded).
     if cases >= 256 {
+        assert!(
+            seen.windowed > cases as usize / 32,
+            "windows: {}",
+            seen.windowed
+        );
         for reason in [
             "TerminalSession None",
             "SessionNotInputCapable None",
@@ -554,4 +569,102 @@ fn narrow_projection_equals_the_rule_over_the_transcript_postgres() {
         return;
     }
     run(cases(512) / 4, Kind::Postgres);
+}
+
+/// The two ways a window of the newest turns could choose wrongly, written out: the window's
+/// completed turns are all lifecycle records (the current turn is older), and the newest turns
+/// tie on their timestamps beyond the window (the greatest `id` decides). Both read every turn,
+/// and answer what the whole transcript answers.
+#[test]
+fn a_window_that_cannot_decide_reads_every_turn() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        for tie in [false, true] {
+            let db = Db::memory().await.expect("sqlite in memory");
+            let storage = Storage::new(db.clone());
+            storage
+                .insert_task(&NewTask {
+                    id: TASK,
+                    workspace_id: "ws-1",
+                    created_at: TIMES[1],
+                })
+                .await
+                .expect("task");
+            storage
+                .insert_session(&NewSession {
+                    id: "s0",
+                    task_id: TASK,
+                    state: "RUNNING",
+                    agent_profile_id: "",
+                    is_primary: true,
+                    started_at: TIMES[1],
+                    updated_at: TIMES[1],
+                })
+                .await
+                .expect("session");
+            // Turn "t9" holds the question. Without a tie it is the oldest of ten turns, the nine
+            // newer ones lifecycle records; with one, all ten start at one instant and "t9" has
+            // the greatest id.
+            for i in 0..10 {
+                let time = |minute: usize| format!("2026-11-29T12:{minute:02}:00Z");
+                let started = if tie { time(0) } else { time(10 - i) };
+                let metadata = if !tie && i != 9 {
+                    json!({ "lifecycle_only": true })
+                } else {
+                    json!({})
+                };
+                let id = format!("t{i}");
+                storage
+                    .insert_turn(&NewTurn {
+                        id: &id,
+                        session_id: "s0",
+                        task_id: TASK,
+                        started_at: &started,
+                        created_at: &started,
+                        completed_at: Some("2026-11-29T13:00:00Z"),
+                        metadata,
+                    })
+                    .await
+                    .expect("turn");
+            }
+            storage
+                .insert_message(&NewMessage {
+                    id: "q",
+                    session_id: "s0",
+                    task_id: TASK,
+                    turn_id: Some("t9"),
+                    author_type: "agent",
+                    message_type: "clarification_request",
+                    content: "…",
+                    metadata: json!({ "status": "pending", "pending_id": "p1" }),
+                    created_at: "2026-11-29T12:30:00Z",
+                })
+                .await
+                .expect("message");
+            let full = load_snapshot(&storage, "s0").await.expect("full");
+            let narrow = load_pending_snapshot(&storage, "s0").await.expect("narrow");
+            assert_eq!(narrow.pending_action(), full.pending_action(), "tie: {tie}");
+            assert_eq!(
+                narrow.pending_action().0,
+                Some(task_projection::rules::model::PendingAction::Clarification)
+            );
+            assert_eq!(narrow.turns.len(), 10, "every turn read (tie: {tie})");
+            let bundle = load_bundle_snapshot(&storage, "s0", "p1")
+                .await
+                .expect("bundle");
+            assert_eq!(
+                bundle.observe("p1").turn,
+                observe_bundle(
+                    Some(full.session.state()),
+                    &full.turns,
+                    &full.messages,
+                    "p1"
+                )
+                .turn
+            );
+        }
+    });
 }

@@ -172,11 +172,13 @@ async fn scenario_55_epoch_allocation(db: Db, _: Kind) {
     assert_eq!(allocate_epoch(&db).await.unwrap(), "1");
     assert_eq!(allocate_epoch(&db).await.unwrap(), "2");
     for corrupt in ["007", "x", "", "0", "-1", " 3"] {
-        task_projection::server::db::query("UPDATE meta SET value = $1 WHERE key = 'projection_epoch'")
-            .bind(corrupt)
-            .execute(&db)
-            .await
-            .unwrap();
+        task_projection::server::db::query(
+            "UPDATE meta SET value = $1 WHERE key = 'projection_epoch'",
+        )
+        .bind(corrupt)
+        .execute(&db)
+        .await
+        .unwrap();
         match RevisionClock::start(db.clone()).await {
             Err(ServerError::CorruptEpoch { stored }) => assert_eq!(stored, corrupt),
             other => panic!("{corrupt:?}: expected a startup error, got {other:?}"),
@@ -188,10 +190,12 @@ async fn scenario_55_epoch_allocation(db: Db, _: Kind) {
         );
     }
     // Arbitrary length: no fixed-width overflow.
-    task_projection::server::db::query("UPDATE meta SET value = '18446744073709551615' WHERE key = 'projection_epoch'")
-        .execute(&db)
-        .await
-        .unwrap();
+    task_projection::server::db::query(
+        "UPDATE meta SET value = '18446744073709551615' WHERE key = 'projection_epoch'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
     assert_eq!(allocate_epoch(&db).await.unwrap(), "18446744073709551616");
 }
 both!(scenario_55_epoch_allocation);
@@ -410,10 +414,12 @@ async fn a_database_restart_advances_the_epoch_postgres() {
     let before = a.reserve().await.unwrap();
     assert_eq!(before.epoch, "2");
     // What the epoch records no longer matches the running server: a restart, as seen from here.
-    task_projection::server::db::query("UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'")
-        .execute(&db)
-        .await
-        .unwrap();
+    task_projection::server::db::query(
+        "UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
     // Even with the sequence set back, as a lost WAL record would leave it.
     task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
         .execute(&db)

@@ -103,6 +103,45 @@ pub fn current_turn<T: TurnRecord>(
     }
 }
 
+/// Whether [`current_turn`] over a *window* of a session's turns chooses the turn it would choose
+/// over the whole history, so a reader of long histories (the server) need not read every turn.
+/// The window holds **every open turn** and the `k` completed turns greatest by (`started_at`,
+/// `created_at`) (ties at the boundary taken in any order); `exhausted`: the history has no other
+/// completed turn (fewer than `k` were found).
+///
+/// The current turn is the eligible turn greatest in [`authority_order`]. An eligible open turn
+/// outranks every completed one, and every open turn is in the window. Otherwise the answer is
+/// the greatest eligible completed turn of the window, provided no completed turn outside the
+/// window can rank with it: every turn outside ranks at most with the window's least completed
+/// turn, so the window decides when its choice ranks strictly above that turn by timestamps (a
+/// tie there is broken by `id`, and an outside turn could win it). Not deciding: read them all.
+/// (The answer's turn is preserved; whether an open choice also outranked a completed eligible
+/// turn outside the window, [`TurnReason::OpenTurnOutranksCompleted`], is not.)
+pub fn window_decides<T: TurnRecord>(
+    window: &[T],
+    exhausted: bool,
+    is_referenced: impl Fn(&str) -> bool,
+) -> bool {
+    let by_time = |a: &T, b: &T| {
+        a.started_at()
+            .cmp(b.started_at())
+            .then_with(|| a.created_at().cmp(b.created_at()))
+    };
+    let (current, _) = current_turn(Some(window), None, &is_referenced);
+    let Some(chosen) = current.turn().and_then(|i| window.get(i)) else {
+        // No eligible turn in the window: decided only when nothing is outside it.
+        return exhausted;
+    };
+    if chosen.is_open() || exhausted {
+        return true;
+    }
+    let least = window
+        .iter()
+        .filter(|t| !t.is_open())
+        .min_by(|a, b| by_time(a, b));
+    least.is_some_and(|least| by_time(chosen, least) == Ordering::Greater)
+}
+
 /// Where one turn stands in [`current_turn`]'s decision (what `explain` reports per turn).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TurnStanding {
@@ -184,6 +223,79 @@ pub fn visible_turn_history<T: TurnRecord>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every history of up to 9 turns over few instants (ties), each open or not, lifecycle or
+    /// an unpublished reservation or neither: for every window size, when [`window_decides`]
+    /// says so, the window's current turn is the whole history's.
+    #[test]
+    fn a_deciding_window_chooses_what_the_whole_history_chooses() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let times = [
+            "2026-11-29T12:00:00Z",
+            "2026-11-29T12:00:01Z",
+            "2026-11-29T12:00:02Z",
+        ];
+        let spec = (0..3usize, 0..3usize, any::<bool>(), 0..4u8, any::<bool>());
+        let mut runner = TestRunner::new(Config {
+            cases: 4096,
+            ..Config::default()
+        });
+        let decided = std::cell::Cell::new(0usize);
+        let undecided = std::cell::Cell::new(0usize);
+        runner
+            .run(
+                &(prop::collection::vec(spec, 0..9), 1..6usize),
+                |(specs, k)| {
+                    let turns: Vec<Turn> = specs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &(s, c, completed, kind, referenced))| {
+                            let mut t = turn(
+                                &format!("t{i}{}", u8::from(referenced)),
+                                times[s],
+                                times[c],
+                                completed,
+                            );
+                            t.flags.lifecycle_only = kind == 1;
+                            t.flags.prompt_dispatch_pending = kind == 2;
+                            t.flags.prompt_dispatch_attempted = false;
+                            t
+                        })
+                        .collect();
+                    let referenced = |id: &str| id.ends_with('1');
+                    let (whole, _) = current_turn(Some(&turns[..]), None, referenced);
+                    let whole = whole.turn().map(|i| turns[i].id.clone());
+                    // The window: every open turn and the k greatest completed by time (ties in
+                    // storage order; any order is allowed).
+                    let mut completed: Vec<&Turn> = turns.iter().filter(|t| t.completed).collect();
+                    completed.sort_by(|a, b| {
+                        b.started_at
+                            .cmp(&a.started_at)
+                            .then_with(|| b.created_at.cmp(&a.created_at))
+                    });
+                    let exhausted = completed.len() <= k;
+                    let mut window: Vec<Turn> =
+                        turns.iter().filter(|t| !t.completed).cloned().collect();
+                    window.extend(completed.into_iter().take(k).cloned());
+                    if window_decides(&window, exhausted, referenced) {
+                        decided.set(decided.get() + 1);
+                        let (part, _) = current_turn(Some(&window[..]), None, referenced);
+                        prop_assert_eq!(part.turn().map(|i| window[i].id.clone()), whole);
+                    } else {
+                        undecided.set(undecided.get() + 1);
+                        prop_assert!(!exhausted);
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+        let (decided, undecided) = (decided.get(), undecided.get());
+        assert!(
+            decided > 1000 && undecided > 50,
+            "{decided} decided, {undecided} not"
+        );
+    }
     use crate::rules::model::{Turn, TurnFlags};
     use crate::rules::time::Timestamp;
 

@@ -56,11 +56,13 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0005_event_outbox.sqlite.sql"),
         include_str!("../../migrations/0005_event_outbox.postgres.sql"),
     ),
+    (6, "turn order keys", TURN_ORDER_KEYS, TURN_ORDER_KEYS),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");
 const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
 const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
+const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
 
 /// Prepared statements an SQLite connection keeps (the server has about fifty distinct texts).
 pub const SQLITE_STATEMENT_CACHE: usize = 256;
@@ -205,6 +207,7 @@ impl Db {
             url: url.into(),
         };
         db.migrate().await?;
+        super::storage::fill_turn_keys(&db).await?;
         Ok(db)
     }
 
@@ -390,6 +393,8 @@ pub enum Arg<'q> {
     Text(Cow<'q, str>),
     /// A text-typed NULL.
     NullText,
+    /// An integer-typed NULL.
+    NullInt,
     Int(i64),
     Real(f64),
     Blob(Cow<'q, [u8]>),
@@ -434,6 +439,11 @@ impl From<Option<String>> for Arg<'_> {
 impl From<i64> for Arg<'_> {
     fn from(value: i64) -> Self {
         Arg::Int(value)
+    }
+}
+impl From<Option<i64>> for Arg<'_> {
+    fn from(value: Option<i64>) -> Self {
+        value.map_or(Arg::NullInt, Arg::Int)
     }
 }
 impl From<i32> for Arg<'_> {
@@ -533,7 +543,9 @@ impl Row {
             Row::Sqlite(row) => row.columns.iter().position(|c| c == name),
             Row::Postgres(row) => {
                 use sqlx::Column as _;
-                sqlx::Row::columns(row).iter().position(|c| c.name() == name)
+                sqlx::Row::columns(row)
+                    .iter()
+                    .position(|c| c.name() == name)
             }
         }
     }
@@ -562,7 +574,9 @@ impl Row {
 
     /// The value of column `name`.
     pub fn get<T: Column>(&self, name: &str) -> std::result::Result<T, String> {
-        let index = self.index(name).ok_or_else(|| format!("no column {name:?}"))?;
+        let index = self
+            .index(name)
+            .ok_or_else(|| format!("no column {name:?}"))?;
         self.get_at(index)
             .map_err(|error| format!("column {name:?}: {error}"))
     }
@@ -679,7 +693,9 @@ impl<'q> Query<'q> {
                 })?;
             match arg {
                 Arg::Text(text) => statement.raw_bind_parameter(index, text.as_ref())?,
-                Arg::NullText => statement.raw_bind_parameter(index, rusqlite::types::Null)?,
+                Arg::NullText | Arg::NullInt => {
+                    statement.raw_bind_parameter(index, rusqlite::types::Null)?;
+                }
                 Arg::Int(n) => statement.raw_bind_parameter(index, n)?,
                 Arg::Real(x) => statement.raw_bind_parameter(index, x)?,
                 Arg::Blob(bytes) => statement.raw_bind_parameter(index, bytes.as_ref())?,
@@ -708,11 +724,11 @@ impl<'q> Query<'q> {
                         ValueRef::Null => Value::Null,
                         ValueRef::Integer(n) => Value::Integer(n),
                         ValueRef::Real(x) => Value::Real(x),
-                        ValueRef::Text(bytes) => Value::Text(
-                            String::from_utf8(bytes.to_vec()).map_err(|e| {
+                        ValueRef::Text(bytes) => {
+                            Value::Text(String::from_utf8(bytes.to_vec()).map_err(|e| {
                                 ServerError::corrupt("(row)", &format!("column {i}"), e)
-                            })?,
-                        ),
+                            })?)
+                        }
                         ValueRef::Blob(bytes) => Value::Blob(bytes.to_vec()),
                     });
                 }
@@ -739,6 +755,7 @@ impl<'q> Query<'q> {
             q = match arg {
                 Arg::Text(text) => q.bind(text.as_ref()),
                 Arg::NullText => q.bind(Option::<&str>::None),
+                Arg::NullInt => q.bind(Option::<i64>::None),
                 Arg::Int(n) => q.bind(*n),
                 Arg::Real(x) => q.bind(*x),
                 Arg::Blob(bytes) => q.bind(bytes.as_ref()),
@@ -868,7 +885,10 @@ mod tests {
     #[tokio::test]
     async fn an_uncommitted_transaction_rolls_back() {
         let db = Db::memory().await.unwrap();
-        query("CREATE TABLE t (a BIGINT)").execute(&db).await.unwrap();
+        query("CREATE TABLE t (a BIGINT)")
+            .execute(&db)
+            .await
+            .unwrap();
         {
             let mut tx = db.begin().await.unwrap();
             query("INSERT INTO t VALUES (1)")
@@ -892,11 +912,44 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn turns_written_without_order_keys_get_them_at_startup() {
+        let path =
+            std::env::temp_dir().join(format!("tp-keys-{}.db", uuid::Uuid::new_v4().simple()));
+        let url = format!("sqlite:{}?mode=rwc", path.display());
+        let db = Db::connect(&url).await.unwrap();
+        for sql in [
+            "INSERT INTO tasks (id, workspace_id, archived, created_at, updated_at) \
+             VALUES ('t', 'w', 0, 'x', 'x')",
+            "INSERT INTO sessions (id, task_id, state, agent_profile_id, is_primary, started_at, \
+             updated_at, version) VALUES ('s', 't', 'RUNNING', '', 1, 'x', 'x', 0)",
+            // As a build before migration 6 wrote them: one packable, one not.
+            "INSERT INTO turns (id, session_id, task_id, started_at, created_at, updated_at, \
+             metadata) VALUES ('a', 's', 't', '2026-11-29T12:00:00Z', '2026-11-29T12:00:01Z', \
+             'x', '{}'), ('b', 's', 't', 'yesterday', '2026-11-29T12:00:01Z', 'x', '{}')",
+        ] {
+            query(sql).execute(&db).await.unwrap();
+        }
+        drop(db);
+        let db = Db::connect(&url).await.unwrap();
+        let keys: Vec<Option<i64>> = query_scalar("SELECT started_key FROM turns ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+        let packed = crate::rules::time::Timestamp::parse("2026-11-29T12:00:00Z")
+            .packed()
+            .and_then(|k| i64::try_from(k).ok());
+        assert_eq!(keys, vec![packed, None]);
+        assert!(packed.is_some());
+        drop(db);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+
+    #[tokio::test]
     async fn migrations_run_once_and_are_recognized_again() {
-        let dir = std::env::temp_dir().join(format!(
-            "tp-migrate-{}.db",
-            uuid::Uuid::new_v4().simple()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("tp-migrate-{}.db", uuid::Uuid::new_v4().simple()));
         let url = format!("sqlite:{}?mode=rwc", dir.display());
         let db = Db::connect(&url).await.unwrap();
         let versions: Vec<i64> = query_scalar("SELECT version FROM _sqlx_migrations")

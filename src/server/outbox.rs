@@ -111,21 +111,19 @@ pub async fn oldest(db: &Db) -> Result<Option<u64>> {
 
 /// This database's stream name (offsets are meaningful only within it).
 pub async fn stream_id(db: &Db) -> Result<String> {
-    let value: Option<String> =
-        query_scalar("SELECT value FROM meta WHERE key = 'event_stream'")
-            .fetch_optional(db)
-            .await?;
+    let value: Option<String> = query_scalar("SELECT value FROM meta WHERE key = 'event_stream'")
+        .fetch_optional(db)
+        .await?;
     value.ok_or_else(|| ServerError::corrupt("meta", "event_stream", "missing"))
 }
 
 /// Deletes the events older than `keep`; returns how many.
 pub async fn prune(db: &Db, keep: Duration) -> Result<u64> {
-    let done = query(
-        "DELETE FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)",
-    )
-    .bind(keep.as_secs_f64())
-    .execute(db)
-    .await?;
+    let done =
+        query("DELETE FROM event_outbox WHERE created_at < now() - make_interval(secs => $1)")
+            .bind(keep.as_secs_f64())
+            .execute(db)
+            .await?;
     Ok(done.rows_affected())
 }
 

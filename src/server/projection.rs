@@ -25,6 +25,7 @@ use crate::rules::pending::{
 };
 use crate::rules::respond::{observe_bundle_with, BundleObservation};
 use crate::rules::time::Timestamp;
+use crate::rules::turn::window_decides;
 
 use super::db::{query, Backend, Conn};
 use super::error::{Result, ServerError};
@@ -33,8 +34,8 @@ use super::events::{
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    bundle_rows_on, messages_on, session_on, turn_requests_on, turns_on, turns_referenced_on,
-    MessageRow, SessionRow, Storage, TurnRow,
+    bundle_rows_on, messages_on, session_on, turn_referenced_on, turn_requests_on, turns_on,
+    turns_referenced_on, turns_window_on, MessageRow, SessionRow, Storage, TurnRow,
 };
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
@@ -70,8 +71,12 @@ fn sorted_contains(referenced: &[String], turn_id: &str) -> bool {
 #[derive(Clone, Debug)]
 pub struct PendingSnapshot {
     pub session: SessionRow,
+    /// The turns the current-turn rule needs: every turn, or a window of the most current ones
+    /// that decides as all of them would ([`rules::turn::window_decides`]).
+    ///
+    /// [`rules::turn::window_decides`]: crate::rules::turn::window_decides
     pub turns: Vec<TurnRow>,
-    /// The ids of the session's turns that at least one of its messages references, sorted.
+    /// The ids of those turns that at least one of the session's messages references, sorted.
     pub referenced: Vec<String>,
     /// The request rows of the turn [`session_pending_read`] named, in insertion order; empty
     /// when it decided without reading a turn.
@@ -106,8 +111,10 @@ impl PendingSnapshot {
 #[derive(Clone, Debug)]
 pub struct BundleSnapshot {
     pub session: SessionRow,
+    /// The turns the current-turn rule needs (as [`PendingSnapshot::turns`]), and the bundle's
+    /// turns.
     pub turns: Vec<TurnRow>,
-    /// The ids of the session's turns that at least one of its messages references, sorted.
+    /// The ids of those turns that at least one of the session's messages references, sorted.
     pub referenced: Vec<String>,
     /// The session's messages whose `pending_id` is the bundle's, in insertion order.
     pub rows: Vec<MessageRow>,
@@ -133,6 +140,22 @@ impl BundleSnapshot {
     }
 }
 
+/// The turns the current-turn rule needs of a session, with the ids of those that messages
+/// reference (sorted): a window of the most current ones when
+/// [`rules::turn::window_decides`](crate::rules::turn::window_decides) says it chooses what the
+/// whole history would, otherwise every turn. A long history costs the same as a short one.
+async fn current_turns_on(
+    conn: &mut Conn,
+    session_id: &str,
+) -> Result<(Vec<TurnRow>, Vec<String>)> {
+    if let Some((turns, referenced, exhausted)) = turns_window_on(conn, session_id).await? {
+        if window_decides(&turns, exhausted, |id| sorted_contains(&referenced, id)) {
+            return Ok((turns, referenced));
+        }
+    }
+    turns_referenced_on(conn, session_id).await
+}
+
 /// Reads a [`BundleSnapshot`] on `conn` (inside the caller's transaction).
 pub(crate) async fn bundle_snapshot_on(
     conn: &mut Conn,
@@ -140,8 +163,26 @@ pub(crate) async fn bundle_snapshot_on(
     pending_id: &str,
 ) -> Result<BundleSnapshot> {
     let session = session_on(conn, session_id).await?;
-    let (turns, referenced) = turns_referenced_on(conn, session_id).await?;
+    let (mut turns, mut referenced) = current_turns_on(conn, session_id).await?;
     let rows = bundle_rows_on(conn, session_id, pending_id).await?;
+    // The bundle's turns, when the window left them out (none of them is current then): the rule
+    // asks whether the bundle's turn exists. Adding turns from outside a deciding window never
+    // changes its choice.
+    for row in &rows {
+        let Some(turn_id) = row.turn_id() else {
+            continue;
+        };
+        if turns.iter().any(|t| t.id == turn_id) {
+            continue;
+        }
+        if let Some((turn, is_referenced)) = turn_referenced_on(conn, session_id, turn_id).await? {
+            if is_referenced {
+                referenced.push(turn.id.clone());
+                referenced.sort_unstable();
+            }
+            turns.push(turn);
+        }
+    }
     Ok(BundleSnapshot {
         session,
         turns,
@@ -185,7 +226,7 @@ pub async fn load_pending_snapshots(
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
         let session = session_on(&mut tx, id).await?;
-        let (turns, referenced) = turns_referenced_on(&mut tx, id).await?;
+        let (turns, referenced) = current_turns_on(&mut tx, id).await?;
         let mut snapshot = PendingSnapshot {
             session,
             turns,

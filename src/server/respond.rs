@@ -422,17 +422,15 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
             .unwrap_or_default()
             .to_owned();
         intent.message_ids = claimed.iter().map(|row| row.id().to_owned()).collect();
-        query(
-            "UPDATE delivery_intents SET turn_id = $1, message_ids = $2 WHERE pending_id = $3",
-        )
-        .bind(&intent.turn_id)
-        .bind(
-            serde_json::to_string(&intent.message_ids)
-                .map_err(|e| ServerError::Invalid(e.to_string()))?,
-        )
-        .bind(pending_id)
-        .execute(&mut tx)
-        .await?;
+        query("UPDATE delivery_intents SET turn_id = $1, message_ids = $2 WHERE pending_id = $3")
+            .bind(&intent.turn_id)
+            .bind(
+                serde_json::to_string(&intent.message_ids)
+                    .map_err(|e| ServerError::Invalid(e.to_string()))?,
+            )
+            .bind(pending_id)
+            .execute(&mut tx)
+            .await?;
         tx.commit().await?;
         Ok(Some(intent))
     }

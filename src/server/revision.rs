@@ -44,7 +44,6 @@
 //!
 //! [`rules::revision::next_epoch`]: crate::rules::revision::next_epoch
 
-
 use crate::rules::model::Revision;
 use crate::rules::revision::{next_epoch, EpochError};
 
@@ -119,11 +118,10 @@ async fn allocate_on(db: &Db, unless_stale: Option<&str>) -> Result<String> {
             .await?;
         if backend == Backend::Postgres {
             if let (Some(stale), Some(stored)) = (unless_stale, &stored) {
-                let server: Option<String> =
-                    query_scalar("SELECT value FROM meta WHERE key = $1")
-                        .bind(SERVER_KEY)
-                        .fetch_optional(&mut tx)
-                        .await?;
+                let server: Option<String> = query_scalar("SELECT value FROM meta WHERE key = $1")
+                    .bind(SERVER_KEY)
+                    .fetch_optional(&mut tx)
+                    .await?;
                 if server.as_deref().unwrap_or_default() != stale {
                     // Someone advanced the epoch since: nothing to do.
                     tx.commit().await?;
@@ -198,12 +196,11 @@ impl RevisionClock {
     }
 
     async fn reserve_counter(&self) -> Result<Revision> {
-        let row = query(
-            "UPDATE meta SET counter = counter + 1 WHERE key = $1 RETURNING value, counter",
-        )
-        .bind(EPOCH_KEY)
-        .fetch_optional(&self.db)
-        .await?;
+        let row =
+            query("UPDATE meta SET counter = counter + 1 WHERE key = $1 RETURNING value, counter")
+                .bind(EPOCH_KEY)
+                .fetch_optional(&self.db)
+                .await?;
         let Some(row) = row else {
             return Err(ServerError::ClockMissing);
         };

@@ -568,9 +568,11 @@ impl Storage {
     // ---- turns --------------------------------------------------------------------------------
 
     pub async fn insert_turn(&self, turn: &NewTurn<'_>) -> Result<()> {
+        let (started_key, created_key) = turn_keys(turn.started_at, turn.created_at);
         query(
             "INSERT INTO turns (id, session_id, task_id, started_at, completed_at, created_at, \
-             updated_at, metadata) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)",
+             updated_at, metadata, started_key, created_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)",
         )
         .bind(turn.id)
         .bind(turn.session_id)
@@ -579,6 +581,8 @@ impl Storage {
         .bind(turn.completed_at)
         .bind(turn.created_at)
         .bind(turn.metadata.to_string())
+        .bind(started_key)
+        .bind(created_key)
         .execute(&self.db)
         .await?;
         Ok(())
@@ -792,14 +796,12 @@ impl Storage {
         handoff: &str,
         now: &str,
     ) -> Result<()> {
-        query(
-            "UPDATE delivery_intents SET handoff = $1, updated_at = $2 WHERE pending_id = $3",
-        )
-        .bind(handoff)
-        .bind(now)
-        .bind(pending_id)
-        .execute(&self.db)
-        .await?;
+        query("UPDATE delivery_intents SET handoff = $1, updated_at = $2 WHERE pending_id = $3")
+            .bind(handoff)
+            .bind(now)
+            .bind(pending_id)
+            .execute(&self.db)
+            .await?;
         Ok(())
     }
 
@@ -923,10 +925,7 @@ pub(crate) async fn turns_on(conn: &mut Conn, session_id: &str) -> Result<Vec<Tu
 
 /// The messages of a session in insertion order. Unfiltered: any message may be the evidence
 /// that publishes a reservation.
-pub(crate) async fn messages_on(
-    conn: &mut Conn,
-    session_id: &str,
-) -> Result<Vec<MessageRow>> {
+pub(crate) async fn messages_on(conn: &mut Conn, session_id: &str) -> Result<Vec<MessageRow>> {
     let rows = query(format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY seq"
     ))
@@ -965,6 +964,124 @@ pub(crate) async fn turns_referenced_on(
     referenced.sort_unstable();
     referenced.dedup();
     Ok((turns, referenced))
+}
+
+/// The order keys of a turn (migration 6): its `started_at` and `created_at` packed into integers
+/// in the rules' timestamp order ([`Timestamp::packed`]), both `None` unless both pack.
+fn turn_keys(started_at: &str, created_at: &str) -> (Option<i64>, Option<i64>) {
+    let key = |text: &str| {
+        Timestamp::parse(text)
+            .packed()
+            .and_then(|k| i64::try_from(k).ok())
+    };
+    match (key(started_at), key(created_at)) {
+        (Some(s), Some(c)) => (Some(s), Some(c)),
+        _ => (None, None),
+    }
+}
+
+/// Fills the order keys of turns written before migration 6 (at startup; a turn whose
+/// timestamps have no packed form keeps none, and its session is read whole).
+pub(crate) async fn fill_turn_keys(db: &Db) -> Result<()> {
+    let rows = query("SELECT id, started_at, created_at FROM turns WHERE started_key IS NULL")
+        .fetch_all(db)
+        .await?;
+    let mut filled = 0usize;
+    for row in &rows {
+        let id: String = col(row, "turns", "id")?;
+        let started: String = col(row, "turns", "started_at")?;
+        let created: String = col(row, "turns", "created_at")?;
+        if let (Some(s), Some(c)) = turn_keys(&started, &created) {
+            query("UPDATE turns SET started_key = $1, created_key = $2 WHERE id = $3")
+                .bind(s)
+                .bind(c)
+                .bind(id.as_str())
+                .execute(db)
+                .await?;
+            filled = filled.saturating_add(1);
+        }
+    }
+    if filled > 0 {
+        tracing::info!(filled, "turn order keys filled");
+    }
+    Ok(())
+}
+
+/// Completed turns [`turns_window_on`] reads beyond the open ones.
+pub(crate) const TURN_WINDOW: i64 = 4;
+
+/// A window of a session's turns for [`rules::turn::window_decides`]: every open turn and the
+/// [`TURN_WINDOW`] completed turns greatest by order keys, with the ids of those that messages
+/// reference (sorted) and whether no other completed turn exists. `None` when the window cannot
+/// stand for the session: it has a turn without order keys, or the window is empty.
+///
+/// [`rules::turn::window_decides`]: crate::rules::turn::window_decides
+pub(crate) async fn turns_window_on(
+    conn: &mut Conn,
+    session_id: &str,
+) -> Result<Option<(Vec<TurnRow>, Vec<String>, bool)>> {
+    let columns = format!(
+        "{TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
+         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
+         AS referenced, CAST(CASE WHEN EXISTS (SELECT 1 FROM turns u WHERE u.session_id = $1 \
+         AND u.started_key IS NULL) THEN 1 ELSE 0 END AS BIGINT) AS unkeyed, \
+         CAST(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END AS BIGINT) AS is_open"
+    );
+    let rows = query(format!(
+        "SELECT * FROM (SELECT {columns} FROM turns WHERE session_id = $1 \
+         AND completed_at IS NULL) AS open_turns UNION ALL SELECT * FROM (SELECT {columns} \
+         FROM turns WHERE session_id = $1 AND completed_at IS NOT NULL \
+         ORDER BY started_key DESC, created_key DESC LIMIT $2) AS recent_turns"
+    ))
+    .bind(session_id)
+    .bind(TURN_WINDOW)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut turns = Vec::with_capacity(rows.len());
+    let mut referenced = Vec::new();
+    let mut completed = 0i64;
+    for row in &rows {
+        if to_bool(col(row, "turns", "unkeyed")?) {
+            return Ok(None);
+        }
+        let turn = TurnRow::read(row)?;
+        if !to_bool(col(row, "turns", "is_open")?) {
+            completed = completed.saturating_add(1);
+        }
+        let flag: i64 = col(row, "turns", "referenced")?;
+        if to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some() {
+            referenced.push(turn.id.clone());
+        }
+        turns.push(turn);
+    }
+    if turns.is_empty() {
+        return Ok(None);
+    }
+    referenced.sort_unstable();
+    referenced.dedup();
+    Ok(Some((turns, referenced, completed < TURN_WINDOW)))
+}
+
+/// One turn of a session with its referenced flag (a bundle's turn outside the window).
+pub(crate) async fn turn_referenced_on(
+    conn: &mut Conn,
+    session_id: &str,
+    turn_id: &str,
+) -> Result<Option<(TurnRow, bool)>> {
+    let row = query(format!(
+        "SELECT {TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
+         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
+         AS referenced FROM turns WHERE session_id = $1 AND id = $2"
+    ))
+    .bind(session_id)
+    .bind(turn_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let turn = TurnRow::read(&row)?;
+    let flag: i64 = col(&row, "turns", "referenced")?;
+    let referenced = to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some();
+    Ok(Some((turn, referenced)))
 }
 
 /// The `type`s of the rows [`rules::pending::turn_pending_action`] counts (every other type is

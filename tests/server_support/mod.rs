@@ -94,7 +94,10 @@ pub async fn reject_summary_writes(db: &Db) {
         ],
     };
     for statement in statements {
-        task_projection::server::db::query(*statement).execute(db).await.unwrap();
+        task_projection::server::db::query(*statement)
+            .execute(db)
+            .await
+            .unwrap();
     }
 }
 
