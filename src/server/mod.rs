@@ -8,7 +8,7 @@
 //!
 //! | module | what | SPEC |
 //! |---|---|---|
-//! | [`db`] | sqlx Any pool (SQLite default, PostgreSQL), embedded versioned migrations | — |
+//! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (sqlx Any pool); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations | — |
 //! | [`storage`] | typed rows; rows implement the rule views | §1 |
 //! | [`revision`] | durable epoch, sequence reserved before each read | §5 |
 //! | [`projection`] | per-session/per-task action, message-event projection | §2, §4 |
@@ -40,7 +40,7 @@
 //! # let _ = task; Ok(()) }
 //! ```
 //!
-//! Portability: one SQL text for both backends through sqlx's `Any` driver (`$n` parameters,
+//! Portability: one SQL text for both backends through [`db::query`] (`$n` parameters,
 //! `TEXT`/`BIGINT`, `INSERT … ON CONFLICT`, `UPDATE … RETURNING`, no JSON operators: JSON is
 //! stored as text and read by the wire decoder). Multi-statement writes start with a write, so a
 //! SQLite transaction takes the write lock before it reads and cannot deadlock on lock upgrade;

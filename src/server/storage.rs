@@ -617,6 +617,19 @@ impl Storage {
         turns_on(&mut conn, session_id).await
     }
 
+    /// The open turns of a session (no `completed_at`), in storage order: few however long the
+    /// history (index `turns_session_open`).
+    pub async fn open_turns_of_session(&self, session_id: &str) -> Result<Vec<TurnRow>> {
+        let rows = query(format!(
+            "SELECT {TURN_COLUMNS} FROM turns WHERE session_id = $1 AND completed_at IS NULL \
+             ORDER BY id"
+        ))
+        .bind(session_id)
+        .fetch_all(&self.db)
+        .await?;
+        rows.iter().map(TurnRow::read).collect()
+    }
+
     // ---- messages -----------------------------------------------------------------------------
 
     /// Allocates the next value of a named counter (atomic on both backends).

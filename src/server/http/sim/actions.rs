@@ -358,7 +358,7 @@ pub async fn complete_turn(app: &App, core: &Core, turn_id: &str) -> ApiResult<(
     let session = app.storage.session(&turn.session_id).await?;
     let others_open = app
         .storage
-        .turns_of_session(&turn.session_id)
+        .open_turns_of_session(&turn.session_id)
         .await?
         .iter()
         .any(|t| t.is_open() && !t.flags().lifecycle_only);
@@ -388,7 +388,7 @@ pub async fn complete_open_turns(
     session_id: &str,
 ) -> ApiResult<Vec<String>> {
     let mut completed = Vec::new();
-    for turn in app.storage.turns_of_session(session_id).await? {
+    for turn in app.storage.open_turns_of_session(session_id).await? {
         if turn.is_open() && !turn.flags().lifecycle_only {
             complete_turn(app, core, &turn.id).await?;
             completed.push(turn.id);
