@@ -228,6 +228,7 @@ mod tests {
     /// an unpublished reservation or neither: for every window size, when [`window_decides`]
     /// says so, the window's current turn is the whole history's.
     #[test]
+    #[cfg(not(target_arch = "wasm32"))] // proptest is a native dev-dependency
     fn a_deciding_window_chooses_what_the_whole_history_chooses() {
         use proptest::prelude::*;
         use proptest::test_runner::{Config, TestRunner};

@@ -948,6 +948,21 @@ pub(crate) async fn messages_on(conn: &mut Conn, session_id: &str) -> Result<Vec
     rows.iter().map(MessageRow::read).collect()
 }
 
+/// The column `referenced` of a turn query on session `$1`: 1 when one of the session's messages
+/// references the turn (one index probe per turn).
+const REFERENCED: &str = "CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
+                          WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END \
+                          AS BIGINT) AS referenced";
+
+/// A turn row with [`REFERENCED`]: the turn, and whether a message references it (by the
+/// decoder's reading of `turn_id`).
+fn read_referenced(row: &Row) -> Result<(TurnRow, bool)> {
+    let turn = TurnRow::read(row)?;
+    let flag: i64 = col(row, "turns", "referenced")?;
+    let referenced = to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some();
+    Ok((turn, referenced))
+}
+
 /// The turns of a session (storage order, as [`turns_on`]) with the ids of those that at least
 /// one of its messages references (by the decoder's reading of `turn_id`), sorted: the
 /// `is_referenced` of the turn rule without reading the messages themselves (one index probe
@@ -957,9 +972,7 @@ pub(crate) async fn turns_referenced_on(
     session_id: &str,
 ) -> Result<(Vec<TurnRow>, Vec<String>)> {
     let rows = query(format!(
-        "SELECT {TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
-         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
-         AS referenced FROM turns WHERE session_id = $1 ORDER BY id"
+        "SELECT {TURN_COLUMNS}, {REFERENCED} FROM turns WHERE session_id = $1 ORDER BY id"
     ))
     .bind(session_id)
     .fetch_all(&mut *conn)
@@ -967,9 +980,8 @@ pub(crate) async fn turns_referenced_on(
     let mut turns = Vec::with_capacity(rows.len());
     let mut referenced = Vec::new();
     for row in &rows {
-        let turn = TurnRow::read(row)?;
-        let flag: i64 = col(row, "turns", "referenced")?;
-        if to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some() {
+        let (turn, is_referenced) = read_referenced(row)?;
+        if is_referenced {
             referenced.push(turn.id.clone());
         }
         turns.push(turn);
@@ -1034,10 +1046,9 @@ pub(crate) async fn turns_window_on(
     session_id: &str,
 ) -> Result<Option<(Vec<TurnRow>, Vec<String>, bool)>> {
     let columns = format!(
-        "{TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
-         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
-         AS referenced, CAST(CASE WHEN EXISTS (SELECT 1 FROM turns u WHERE u.session_id = $1 \
-         AND u.started_key IS NULL) THEN 1 ELSE 0 END AS BIGINT) AS unkeyed, \
+        "{TURN_COLUMNS}, {REFERENCED}, CAST(CASE WHEN EXISTS (SELECT 1 FROM turns u \
+         WHERE u.session_id = $1 AND u.started_key IS NULL) THEN 1 ELSE 0 END AS BIGINT) \
+         AS unkeyed, \
          CAST(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END AS BIGINT) AS is_open"
     );
     let rows = query(format!(
@@ -1057,12 +1068,11 @@ pub(crate) async fn turns_window_on(
         if to_bool(col(row, "turns", "unkeyed")?) {
             return Ok(None);
         }
-        let turn = TurnRow::read(row)?;
+        let (turn, is_referenced) = read_referenced(row)?;
         if !to_bool(col(row, "turns", "is_open")?) {
             completed = completed.saturating_add(1);
         }
-        let flag: i64 = col(row, "turns", "referenced")?;
-        if to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some() {
+        if is_referenced {
             referenced.push(turn.id.clone());
         }
         turns.push(turn);
@@ -1082,19 +1092,13 @@ pub(crate) async fn turn_referenced_on(
     turn_id: &str,
 ) -> Result<Option<(TurnRow, bool)>> {
     let row = query(format!(
-        "SELECT {TURN_COLUMNS}, CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
-         WHERE m.session_id = $1 AND m.turn_id = turns.id) THEN 1 ELSE 0 END AS BIGINT) \
-         AS referenced FROM turns WHERE session_id = $1 AND id = $2"
+        "SELECT {TURN_COLUMNS}, {REFERENCED} FROM turns WHERE session_id = $1 AND id = $2"
     ))
     .bind(session_id)
     .bind(turn_id)
     .fetch_optional(&mut *conn)
     .await?;
-    let Some(row) = row else { return Ok(None) };
-    let turn = TurnRow::read(&row)?;
-    let flag: i64 = col(&row, "turns", "referenced")?;
-    let referenced = to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some();
-    Ok(Some((turn, referenced)))
+    row.as_ref().map(read_referenced).transpose()
 }
 
 /// The `type`s of the rows [`rules::pending::turn_pending_action`] counts (every other type is
