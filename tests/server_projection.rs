@@ -276,9 +276,8 @@ fn world() -> impl Strategy<Value = World> {
         })
 }
 
-/// Writes the world through storage: sessions, turns, then messages in the generated order
-/// (their insertion order, `seq`).
-async fn write(storage: &Storage, world: &World) {
+/// The task every session belongs to.
+async fn insert_task(storage: &Storage) {
     storage
         .insert_task(&NewTask {
             id: TASK,
@@ -287,6 +286,12 @@ async fn write(storage: &Storage, world: &World) {
         })
         .await
         .expect("task");
+}
+
+/// Writes the world through storage: sessions, turns, then messages in the generated order
+/// (their insertion order, `seq`).
+async fn write(storage: &Storage, world: &World) {
+    insert_task(storage).await;
     for (index, &state) in world.states.iter().enumerate() {
         storage
             .insert_session(&NewSession {
@@ -585,14 +590,7 @@ fn a_window_that_cannot_decide_reads_every_turn() {
         for tie in [false, true] {
             let db = Db::memory().await.expect("sqlite in memory");
             let storage = Storage::new(db.clone());
-            storage
-                .insert_task(&NewTask {
-                    id: TASK,
-                    workspace_id: "ws-1",
-                    created_at: TIMES[1],
-                })
-                .await
-                .expect("task");
+            insert_task(&storage).await;
             storage
                 .insert_session(&NewSession {
                     id: "s0",

@@ -397,7 +397,6 @@ pub enum Arg<'q> {
     NullInt,
     Int(i64),
     Real(f64),
-    Blob(Cow<'q, [u8]>),
 }
 
 impl From<f64> for Arg<'_> {
@@ -426,11 +425,6 @@ impl<'q> From<Option<&'q str>> for Arg<'q> {
         value.map_or(Arg::NullText, Arg::from)
     }
 }
-impl<'q> From<Option<&'q String>> for Arg<'q> {
-    fn from(value: Option<&'q String>) -> Self {
-        value.map_or(Arg::NullText, Arg::from)
-    }
-}
 impl From<Option<String>> for Arg<'_> {
     fn from(value: Option<String>) -> Self {
         value.map_or(Arg::NullText, Arg::from)
@@ -444,21 +438,6 @@ impl From<i64> for Arg<'_> {
 impl From<Option<i64>> for Arg<'_> {
     fn from(value: Option<i64>) -> Self {
         value.map_or(Arg::NullInt, Arg::Int)
-    }
-}
-impl From<i32> for Arg<'_> {
-    fn from(value: i32) -> Self {
-        Arg::Int(i64::from(value))
-    }
-}
-impl From<bool> for Arg<'_> {
-    fn from(value: bool) -> Self {
-        Arg::Int(i64::from(value))
-    }
-}
-impl<'q> From<&'q [u8]> for Arg<'q> {
-    fn from(value: &'q [u8]) -> Self {
-        Arg::Blob(Cow::Borrowed(value))
     }
 }
 
@@ -532,7 +511,6 @@ macro_rules! column {
 
 column!(String, Value::Text(text) => text.clone());
 column!(i64, Value::Integer(n) => *n);
-column!(Vec<u8>, Value::Blob(bytes) => bytes.clone());
 
 column!(Option<String>, Value::Null => None, Value::Text(text) => Some(text.clone()));
 column!(Option<i64>, Value::Null => None, Value::Integer(n) => Some(*n));
@@ -698,7 +676,6 @@ impl<'q> Query<'q> {
                 }
                 Arg::Int(n) => statement.raw_bind_parameter(index, n)?,
                 Arg::Real(x) => statement.raw_bind_parameter(index, x)?,
-                Arg::Blob(bytes) => statement.raw_bind_parameter(index, bytes.as_ref())?,
             }
         }
         let columns: Arc<[String]> = if want == Want::Nothing {
@@ -758,7 +735,6 @@ impl<'q> Query<'q> {
                 Arg::NullInt => q.bind(Option::<i64>::None),
                 Arg::Int(n) => q.bind(*n),
                 Arg::Real(x) => q.bind(*x),
-                Arg::Blob(bytes) => q.bind(bytes.as_ref()),
             };
         }
         Ok(match want {

@@ -178,11 +178,11 @@ pub(crate) async fn bundle_snapshot_on(
         if let Some((turn, is_referenced)) = turn_referenced_on(conn, session_id, turn_id).await? {
             if is_referenced {
                 referenced.push(turn.id.clone());
-                referenced.sort_unstable();
             }
             turns.push(turn);
         }
     }
+    referenced.sort_unstable();
     Ok(BundleSnapshot {
         session,
         turns,

@@ -963,6 +963,23 @@ fn read_referenced(row: &Row) -> Result<(TurnRow, bool)> {
     Ok((turn, referenced))
 }
 
+/// Turn rows with [`REFERENCED`]: the turns in row order, and the ids of the referenced ones,
+/// sorted.
+fn read_all_referenced(rows: &[Row]) -> Result<(Vec<TurnRow>, Vec<String>)> {
+    let mut turns = Vec::with_capacity(rows.len());
+    let mut referenced = Vec::new();
+    for row in rows {
+        let (turn, is_referenced) = read_referenced(row)?;
+        if is_referenced {
+            referenced.push(turn.id.clone());
+        }
+        turns.push(turn);
+    }
+    referenced.sort_unstable();
+    referenced.dedup();
+    Ok((turns, referenced))
+}
+
 /// The turns of a session (storage order, as [`turns_on`]) with the ids of those that at least
 /// one of its messages references (by the decoder's reading of `turn_id`), sorted: the
 /// `is_referenced` of the turn rule without reading the messages themselves (one index probe
@@ -977,18 +994,7 @@ pub(crate) async fn turns_referenced_on(
     .bind(session_id)
     .fetch_all(&mut *conn)
     .await?;
-    let mut turns = Vec::with_capacity(rows.len());
-    let mut referenced = Vec::new();
-    for row in &rows {
-        let (turn, is_referenced) = read_referenced(row)?;
-        if is_referenced {
-            referenced.push(turn.id.clone());
-        }
-        turns.push(turn);
-    }
-    referenced.sort_unstable();
-    referenced.dedup();
-    Ok((turns, referenced))
+    read_all_referenced(&rows)
 }
 
 /// The order keys of a turn (migration 6): its `started_at` and `created_at` packed into integers
@@ -1011,6 +1017,11 @@ pub(crate) async fn fill_turn_keys(db: &Db) -> Result<()> {
     let rows = query("SELECT id, started_at, created_at FROM turns WHERE started_key IS NULL")
         .fetch_all(db)
         .await?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    // One transaction: one commit for the whole backfill, not one per turn.
+    let mut tx = db.begin().await?;
     let mut filled = 0usize;
     for row in &rows {
         let id: String = col(row, "turns", "id")?;
@@ -1021,11 +1032,12 @@ pub(crate) async fn fill_turn_keys(db: &Db) -> Result<()> {
                 .bind(s)
                 .bind(c)
                 .bind(id.as_str())
-                .execute(db)
+                .execute(&mut tx)
                 .await?;
             filled = filled.saturating_add(1);
         }
     }
+    tx.commit().await?;
     if filled > 0 {
         tracing::info!(filled, "turn order keys filled");
     }
@@ -1048,8 +1060,7 @@ pub(crate) async fn turns_window_on(
     let columns = format!(
         "{TURN_COLUMNS}, {REFERENCED}, CAST(CASE WHEN EXISTS (SELECT 1 FROM turns u \
          WHERE u.session_id = $1 AND u.started_key IS NULL) THEN 1 ELSE 0 END AS BIGINT) \
-         AS unkeyed, \
-         CAST(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END AS BIGINT) AS is_open"
+         AS unkeyed"
     );
     let rows = query(format!(
         "SELECT * FROM (SELECT {columns} FROM turns WHERE session_id = $1 \
@@ -1061,28 +1072,17 @@ pub(crate) async fn turns_window_on(
     .bind(TURN_WINDOW)
     .fetch_all(&mut *conn)
     .await?;
-    let mut turns = Vec::with_capacity(rows.len());
-    let mut referenced = Vec::new();
-    let mut completed = 0i64;
-    for row in &rows {
-        if to_bool(col(row, "turns", "unkeyed")?) {
-            return Ok(None);
-        }
-        let (turn, is_referenced) = read_referenced(row)?;
-        if !to_bool(col(row, "turns", "is_open")?) {
-            completed = completed.saturating_add(1);
-        }
-        if is_referenced {
-            referenced.push(turn.id.clone());
-        }
-        turns.push(turn);
-    }
-    if turns.is_empty() {
+    // `unkeyed` is the session's, the same on every row.
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    if to_bool(col(first, "turns", "unkeyed")?) {
         return Ok(None);
     }
-    referenced.sort_unstable();
-    referenced.dedup();
-    Ok(Some((turns, referenced, completed < TURN_WINDOW)))
+    let (turns, referenced) = read_all_referenced(&rows)?;
+    let completed = turns.iter().filter(|t| !t.is_open()).count();
+    let exhausted = i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW);
+    Ok(Some((turns, referenced, exhausted)))
 }
 
 /// One turn of a session with its referenced flag (a bundle's turn outside the window).
