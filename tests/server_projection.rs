@@ -582,13 +582,37 @@ fn narrow_projection_equals_the_rule_over_the_transcript_postgres() {
 /// and answer what the whole transcript answers.
 #[test]
 fn a_window_that_cannot_decide_reads_every_turn() {
+    undecided_windows(Kind::Sqlite);
+}
+
+/// [`a_window_that_cannot_decide_reads_every_turn`] on PostgreSQL, where a session whose window
+/// decides is one joined statement.
+#[test]
+fn a_window_that_cannot_decide_reads_every_turn_postgres() {
+    if std::env::var(server_support::PG_ENV)
+        .ok()
+        .filter(|u| !u.is_empty())
+        .is_none()
+    {
+        eprintln!("skipped: {} is not set", server_support::PG_ENV);
+        return;
+    }
+    undecided_windows(Kind::Postgres);
+}
+
+fn undecided_windows(backend: Kind) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
         for tie in [false, true] {
-            let db = Db::memory().await.expect("sqlite in memory");
+            let db = match backend {
+                Kind::Sqlite => Db::memory().await.expect("sqlite in memory"),
+                Kind::Postgres => server_support::fresh(Kind::Postgres)
+                    .await
+                    .expect("postgres"),
+            };
             let storage = Storage::new(db.clone());
             insert_task(&storage).await;
             storage

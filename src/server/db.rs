@@ -57,12 +57,14 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0005_event_outbox.postgres.sql"),
     ),
     (6, "turn order keys", TURN_ORDER_KEYS, TURN_ORDER_KEYS),
+    (7, "turn partial indexes", TURN_PARTIAL, TURN_PARTIAL),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");
 const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
 const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
 const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
+const TURN_PARTIAL: &str = include_str!("../../migrations/0007_turn_partial_indexes.sql");
 
 /// Prepared statements an SQLite connection keeps (the server has about fifty distinct texts).
 pub const SQLITE_STATEMENT_CACHE: usize = 256;
@@ -270,6 +272,21 @@ impl Db {
             Handle::Postgres(pool) => Held::PostgresTx(pool.begin().await?),
         };
         Ok(Conn { held: Some(held) })
+    }
+
+    /// A read-only snapshot transaction: on PostgreSQL `REPEATABLE READ, READ ONLY`, opened in the
+    /// one statement that begins it; on SQLite a deferred transaction (a snapshot from its first
+    /// read). Rolled back when dropped uncommitted.
+    pub async fn begin_read(&self) -> Result<Conn> {
+        match self.handle.as_ref() {
+            Handle::Sqlite(_) => self.begin().await,
+            Handle::Postgres(pool) => Ok(Conn {
+                held: Some(Held::PostgresTx(
+                    pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        .await?,
+                )),
+            }),
+        }
     }
 
     /// Closes the handle (a restart in tests): PostgreSQL's pool; SQLite's connection closes
@@ -516,16 +533,31 @@ column!(Option<String>, Value::Null => None, Value::Text(text) => Some(text.clon
 column!(Option<i64>, Value::Null => None, Value::Integer(n) => Some(*n));
 
 impl Row {
-    fn index(&self, name: &str) -> Option<usize> {
-        match self {
-            Row::Sqlite(row) => row.columns.iter().position(|c| c == name),
+    /// The index of the first column named `name` at or after `from`.
+    fn index(&self, name: &str, from: usize) -> Option<usize> {
+        let found = match self {
+            Row::Sqlite(row) => row.columns.iter().skip(from).position(|c| c == name),
             Row::Postgres(row) => {
                 use sqlx::Column as _;
                 sqlx::Row::columns(row)
                     .iter()
+                    .skip(from)
                     .position(|c| c.name() == name)
             }
-        }
+        };
+        found.map(|i| i.saturating_add(from))
+    }
+
+    /// The columns after the column named `marker`: one part of a joined statement whose parts
+    /// repeat column names (each part's reader reads its own section).
+    pub fn section(&self, marker: &str) -> std::result::Result<Section<'_>, String> {
+        let at = self
+            .index(marker, 0)
+            .ok_or_else(|| format!("no column {marker:?}"))?;
+        Ok(Section {
+            row: self,
+            from: at.saturating_add(1),
+        })
     }
 
     /// The value of column `index`.
@@ -552,17 +584,46 @@ impl Row {
 
     /// The value of column `name`.
     pub fn get<T: Column>(&self, name: &str) -> std::result::Result<T, String> {
+        self.get_from(name, 0)
+    }
+
+    fn get_from<T: Column>(&self, name: &str, from: usize) -> std::result::Result<T, String> {
         let index = self
-            .index(name)
+            .index(name, from)
             .ok_or_else(|| format!("no column {name:?}"))?;
         self.get_at(index)
             .map_err(|error| format!("column {name:?}: {error}"))
     }
 }
 
+/// The columns of a row after a marker column ([`Row::section`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Section<'r> {
+    row: &'r Row,
+    from: usize,
+}
+
+/// Columns read by name: a whole [`Row`], or one [`Section`] of it.
+pub trait Columns {
+    /// The value of the first column named `name` (in the section).
+    fn column<T: Column>(&self, name: &str) -> std::result::Result<T, String>;
+}
+
+impl Columns for Row {
+    fn column<T: Column>(&self, name: &str) -> std::result::Result<T, String> {
+        self.get(name)
+    }
+}
+
+impl Columns for Section<'_> {
+    fn column<T: Column>(&self, name: &str) -> std::result::Result<T, String> {
+        self.row.get_from(name, self.from)
+    }
+}
+
 /// Reads a column, mapping a decode failure to a corrupt-row error.
-pub(crate) fn col<T: Column>(row: &Row, table: &'static str, name: &str) -> Result<T> {
-    row.get(name)
+pub(crate) fn col<T: Column>(row: &impl Columns, table: &'static str, name: &str) -> Result<T> {
+    row.column(name)
         .map_err(|e| ServerError::corrupt(table, name, e))
 }
 

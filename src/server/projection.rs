@@ -27,15 +27,15 @@ use crate::rules::respond::{observe_bundle_with, BundleObservation};
 use crate::rules::time::Timestamp;
 use crate::rules::turn::window_decides;
 
-use super::db::{query, Backend, Conn};
+use super::db::{Backend, Conn, On};
 use super::error::{Result, ServerError};
 use super::events::{
     Event, EventSink, SESSION_MESSAGE_ADDED, SESSION_MESSAGE_DELETED, SESSION_MESSAGE_UPDATED,
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    bundle_rows_on, messages_on, session_on, turn_referenced_on, turn_requests_on, turns_on,
-    turns_referenced_on, turns_window_on, MessageRow, SessionRow, Storage, TurnRow,
+    bundle_rows_on, messages_on, pending_window, session_on, turn_referenced_on, turn_requests_on,
+    turns_on, turns_referenced_on, turns_window_on, MessageRow, SessionRow, Storage, TurnRow,
 };
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
@@ -203,44 +203,109 @@ pub async fn load_bundle_snapshot(
     Ok(snapshot)
 }
 
-/// A read transaction: REPEATABLE READ on PostgreSQL; a SQLite read transaction is a snapshot
-/// already.
+/// A read transaction ([`Db::begin_read`](super::db::Db::begin_read)): REPEATABLE READ on
+/// PostgreSQL; a SQLite read transaction is a snapshot already.
 async fn read_transaction(storage: &Storage) -> Result<Conn> {
-    let mut tx = storage.db().begin().await?;
-    if storage.db().backend() == Backend::Postgres {
-        query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .execute(&mut tx)
-            .await?;
-    }
-    Ok(tx)
+    storage.db().begin_read().await
 }
 
-/// Reads what the pending action of each of `session_ids` reads ([`PendingSnapshot`]), in one
-/// read transaction. The rule names the turn to read ([`session_pending_read`]) from the turns
-/// and the referenced set; its request rows are read in the same transaction.
+/// The [`PendingSnapshot`] of one session from [`pending_window`]'s one statement, when its window
+/// decides ([`window_decides`]); `Err(())` when the session must be read whole (a turn without
+/// order keys, or a window that does not decide). [`ServerError::NotFound`] when the session does
+/// not exist.
+async fn windowed_snapshot(
+    on: impl Into<On<'_>>,
+    session_id: &str,
+) -> Result<std::result::Result<PendingSnapshot, ()>> {
+    let Some(read) = pending_window(on, session_id).await? else {
+        return Err(ServerError::NotFound {
+            what: "session",
+            id: session_id.to_owned(),
+        });
+    };
+    let Some(window) = read.window else {
+        return Ok(Err(()));
+    };
+    if !window_decides(&window.turns, window.exhausted, |id| {
+        sorted_contains(&window.referenced, id)
+    }) {
+        return Ok(Err(()));
+    }
+    let mut snapshot = PendingSnapshot {
+        session: read.session,
+        turns: window.turns,
+        referenced: window.referenced,
+        requests: Vec::new(),
+    };
+    let read = session_pending_read(
+        Some(snapshot.session.state()),
+        Some(&snapshot.turns[..]),
+        |turn_id| snapshot.is_referenced(turn_id),
+    );
+    if let PendingRead::Turn(turn_id) = read {
+        // The named turn is the window's current turn: its request rows were read with it.
+        let turn_id = turn_id.to_owned();
+        snapshot.requests = window
+            .requests
+            .into_iter()
+            .filter(|m| m.turn_id() == Some(turn_id.as_str()))
+            .collect();
+    }
+    Ok(Ok(snapshot))
+}
+
+/// The [`PendingSnapshot`] of one session in separate statements on `tx` (inside the caller's
+/// read transaction): the session row, its current turns ([`current_turns_on`]: a window when it
+/// decides, otherwise every turn), and the request rows of the turn the rule names.
+async fn snapshot_on(tx: &mut Conn, session_id: &str) -> Result<PendingSnapshot> {
+    let session = session_on(tx, session_id).await?;
+    let (turns, referenced) = current_turns_on(tx, session_id).await?;
+    let mut snapshot = PendingSnapshot {
+        session,
+        turns,
+        referenced,
+        requests: Vec::new(),
+    };
+    let read = session_pending_read(
+        Some(snapshot.session.state()),
+        Some(&snapshot.turns[..]),
+        |turn_id| snapshot.is_referenced(turn_id),
+    );
+    if let PendingRead::Turn(turn_id) = read {
+        snapshot.requests = turn_requests_on(tx, session_id, turn_id).await?;
+    }
+    Ok(snapshot)
+}
+
+/// Reads what the pending action of each of `session_ids` reads ([`PendingSnapshot`]), from one
+/// snapshot. On PostgreSQL a session is one statement ([`pending_window`]) when its window of
+/// turns decides, and one such session needs no transaction; otherwise (and on SQLite) the rule
+/// names the turn whose request rows are read ([`session_pending_read`]) from the turns read
+/// first. Several sessions are read in one read transaction.
 pub async fn load_pending_snapshots(
     storage: &Storage,
     session_ids: &[&str],
 ) -> Result<Vec<PendingSnapshot>> {
+    // PostgreSQL: a statement is a round trip, so a session is one statement when it can be.
+    // SQLite: a statement is a call, and the joined rows cost more than three narrow reads.
+    let joined = storage.db().backend() == Backend::Postgres;
+    if let ([id], true) = (session_ids, joined) {
+        if let Ok(snapshot) = windowed_snapshot(storage.db(), id).await? {
+            return Ok(vec![snapshot]);
+        }
+    }
     let mut tx = read_transaction(storage).await?;
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
-        let session = session_on(&mut tx, id).await?;
-        let (turns, referenced) = current_turns_on(&mut tx, id).await?;
-        let mut snapshot = PendingSnapshot {
-            session,
-            turns,
-            referenced,
-            requests: Vec::new(),
+        let windowed = if joined {
+            windowed_snapshot(&mut tx, id).await?
+        } else {
+            Err(())
         };
-        let read = session_pending_read(
-            Some(snapshot.session.state()),
-            Some(&snapshot.turns[..]),
-            |turn_id| snapshot.is_referenced(turn_id),
-        );
-        if let PendingRead::Turn(turn_id) = read {
-            snapshot.requests = turn_requests_on(&mut tx, id, turn_id).await?;
-        }
+        let snapshot = match windowed {
+            Ok(snapshot) => snapshot,
+            Err(()) => snapshot_on(&mut tx, id).await?,
+        };
         snapshots.push(snapshot);
     }
     tx.commit().await?;

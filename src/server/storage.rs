@@ -10,7 +10,7 @@ use crate::rules::model::{
 use crate::rules::time::Timestamp;
 use crate::wire::{self, Json, MessageMeaning, Path};
 
-use super::db::{col, query, query_scalar, Conn, Db, Row};
+use super::db::{col, query, query_scalar, Columns, Conn, Db, On, Row};
 use super::error::{Result, ServerError};
 
 fn to_bool(value: i64) -> bool {
@@ -44,7 +44,7 @@ pub struct TaskRow {
 }
 
 impl TaskRow {
-    fn read(row: &Row) -> Result<TaskRow> {
+    fn read(row: &impl Columns) -> Result<TaskRow> {
         Ok(TaskRow {
             id: col(row, "tasks", "id")?,
             workspace_id: col(row, "tasks", "workspace_id")?,
@@ -73,7 +73,7 @@ pub struct SessionRow {
 }
 
 impl SessionRow {
-    fn read(row: &Row) -> Result<SessionRow> {
+    fn read(row: &impl Columns) -> Result<SessionRow> {
         Ok(SessionRow {
             id: col(row, "sessions", "id")?,
             task_id: col(row, "sessions", "task_id")?,
@@ -110,7 +110,7 @@ pub struct TurnRow {
 }
 
 impl TurnRow {
-    fn read(row: &Row) -> Result<TurnRow> {
+    fn read(row: &impl Columns) -> Result<TurnRow> {
         let id: String = col(row, "turns", "id")?;
         let metadata_text: String = col(row, "turns", "metadata")?;
         let metadata = parse_json("turns", &id, &metadata_text)?;
@@ -193,7 +193,7 @@ pub struct MessageRow {
 }
 
 impl MessageRow {
-    fn read(row: &Row) -> Result<MessageRow> {
+    fn read(row: &impl Columns) -> Result<MessageRow> {
         let id: String = col(row, "messages", "id")?;
         let metadata_text: String = col(row, "messages", "metadata")?;
         let metadata = parse_json("messages", &id, &metadata_text)?;
@@ -295,7 +295,7 @@ pub struct IntentRow {
 }
 
 impl IntentRow {
-    fn read(row: &Row) -> Result<IntentRow> {
+    fn read(row: &impl Columns) -> Result<IntentRow> {
         let pending_id: String = col(row, "delivery_intents", "pending_id")?;
         let ids: String = col(row, "delivery_intents", "message_ids")?;
         let message_ids: Vec<String> = serde_json::from_str(&ids)
@@ -956,7 +956,7 @@ const REFERENCED: &str = "CAST(CASE WHEN EXISTS (SELECT 1 FROM messages m \
 
 /// A turn row with [`REFERENCED`]: the turn, and whether a message references it (by the
 /// decoder's reading of `turn_id`).
-fn read_referenced(row: &Row) -> Result<(TurnRow, bool)> {
+fn read_referenced(row: &impl Columns) -> Result<(TurnRow, bool)> {
     let turn = TurnRow::read(row)?;
     let flag: i64 = col(row, "turns", "referenced")?;
     let referenced = to_bool(flag) && MessageMeaning::turn_id_of(Some(&turn.id)).is_some();
@@ -1083,6 +1083,141 @@ pub(crate) async fn turns_window_on(
     let completed = turns.iter().filter(|t| !t.is_open()).count();
     let exhausted = i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW);
     Ok(Some((turns, referenced, exhausted)))
+}
+
+/// What [`pending_window`] read of one session, in one statement.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingWindow {
+    pub session: SessionRow,
+    /// The window of [`turns_window_on`] with its request rows; `None` when a turn of the session
+    /// has no order keys (it is then read whole).
+    pub window: Option<TurnWindow>,
+}
+
+/// A window of turns ([`turns_window_on`]) and the request rows of its turns.
+#[derive(Clone, Debug)]
+pub(crate) struct TurnWindow {
+    pub turns: Vec<TurnRow>,
+    /// The ids of the window's turns that messages reference, sorted.
+    pub referenced: Vec<String>,
+    /// No completed turn of the session is outside the window.
+    pub exhausted: bool,
+    /// The messages of the window's turns whose `type` is one of [`REQUEST_TYPES`], in insertion
+    /// order (`seq`).
+    pub requests: Vec<MessageRow>,
+}
+
+/// `columns` (a column list) qualified with `table`.
+fn qualified(table: &str, columns: &str) -> String {
+    columns
+        .split(',')
+        .map(|c| format!("{table}.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The statement of [`pending_window`] (PostgreSQL: `LATERAL`): one row per (window turn, request
+/// row of it), each carrying the session's columns, in no particular order; the parts are
+/// separated by marker columns (`turn_part`, `message_part`) because their column names repeat.
+/// Every part is an index probe whatever the planner's statistics: the window's turns through the
+/// partial and ordered indexes of migrations 6 and 7, and, for each of them, whether a message
+/// references it and its request rows through `messages_session_turn` (lateral subqueries with a
+/// `LIMIT` / `OFFSET 0` are run per turn, not hashed over the session's messages).
+static PENDING_WINDOW_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT {session}, CAST(CASE WHEN EXISTS (SELECT 1 FROM turns u \
+         WHERE u.session_id = $1 AND u.started_key IS NULL) THEN 1 ELSE 0 END AS BIGINT) \
+         AS unkeyed, 1 AS turn_part, w.*, \
+         CAST(CASE WHEN r.hit IS NULL THEN 0 ELSE 1 END AS BIGINT) AS referenced, \
+         1 AS message_part, m.* \
+         FROM sessions s \
+         LEFT JOIN LATERAL (SELECT * FROM (SELECT {TURN_COLUMNS} FROM turns \
+         WHERE session_id = $1 AND completed_at IS NULL OFFSET 0) AS open_turns \
+         UNION ALL SELECT * FROM (SELECT {TURN_COLUMNS} FROM turns \
+         WHERE session_id = $1 AND completed_at IS NOT NULL \
+         ORDER BY started_key DESC, created_key DESC LIMIT $2) AS recent_turns) AS w ON TRUE \
+         LEFT JOIN LATERAL (SELECT 1 AS hit FROM messages \
+         WHERE session_id = $1 AND turn_id = w.id LIMIT 1) AS r ON TRUE \
+         LEFT JOIN LATERAL (SELECT {MESSAGE_COLUMNS} FROM messages \
+         WHERE session_id = $1 AND turn_id = w.id AND message_type IN ($3, $4) OFFSET 0) AS m \
+         ON TRUE \
+         WHERE s.id = $1",
+        session = qualified("s", SESSION_COLUMNS),
+    )
+});
+
+/// The part of a joined row after its marker column `marker`.
+fn section<'r>(row: &'r Row, marker: &'static str) -> Result<super::db::Section<'r>> {
+    row.section(marker)
+        .map_err(|e| ServerError::corrupt("(joined row)", marker, e))
+}
+
+/// The session row, the window of [`turns_window_on`] and the request rows of the window's turns
+/// ([`turn_requests_on`] of each), in **one statement**: one snapshot without a transaction, one
+/// round trip instead of five. PostgreSQL only (SQLite has no `LATERAL`, and there a statement is
+/// a call: three narrow reads cost less than the joined rows). `None` when the session does not
+/// exist.
+pub(crate) async fn pending_window(
+    on: impl Into<On<'_>>,
+    session_id: &str,
+) -> Result<Option<PendingWindow>> {
+    let [clarification, permission] = REQUEST_TYPES;
+    let rows = query(PENDING_WINDOW_SQL.as_str())
+        .bind(session_id)
+        .bind(TURN_WINDOW)
+        .bind(clarification)
+        .bind(permission)
+        .fetch_all(on)
+        .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let session = SessionRow::read(first)?;
+    if to_bool(col(first, "sessions", "unkeyed")?) {
+        return Ok(Some(PendingWindow {
+            session,
+            window: None,
+        }));
+    }
+    let mut turns: Vec<TurnRow> = Vec::new();
+    let mut referenced = Vec::new();
+    let mut requests = Vec::new();
+    for row in &rows {
+        let turn = section(row, "turn_part")?;
+        let turn_id: Option<String> = col(&turn, "turns", "id")?;
+        let Some(turn_id) = turn_id else {
+            // The session has no turn (the one row of the left join).
+            continue;
+        };
+        // A turn repeats once per request row of it. (No `ORDER BY`: SQLite would sort in a
+        // temporary b-tree, which costs more than the statement; the rules order the turns.)
+        if !turns.iter().any(|t| t.id == turn_id) {
+            let (turn, is_referenced) = read_referenced(&turn)?;
+            if is_referenced {
+                referenced.push(turn.id.clone());
+            }
+            turns.push(turn);
+        }
+        let message = section(row, "message_part")?;
+        let message_id: Option<String> = col(&message, "messages", "id")?;
+        if message_id.is_some() {
+            requests.push(MessageRow::read(&message)?);
+        }
+    }
+    referenced.sort_unstable();
+    referenced.dedup();
+    requests.sort_by_key(|m: &MessageRow| m.seq);
+    let completed = turns.iter().filter(|t| !t.is_open()).count();
+    let exhausted = i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW);
+    Ok(Some(PendingWindow {
+        session,
+        window: Some(TurnWindow {
+            turns,
+            referenced,
+            exhausted,
+            requests,
+        }),
+    }))
 }
 
 /// One turn of a session with its referenced flag (a bundle's turn outside the window).
