@@ -655,3 +655,112 @@ async fn concurrent_starts_allocate_distinct_epochs_sqlite_file() {
 async fn concurrent_starts_allocate_distinct_epochs_postgres() {
     concurrent_starts_allocate_distinct_epochs(Kind::Postgres).await;
 }
+
+// ---- PostgreSQL connections (src/server/db/pg.rs) ----------------------------------------------
+
+/// The backend process serving the statement.
+async fn backend_pid(on: impl Into<task_projection::server::db::On<'_>>) -> i64 {
+    task_projection::server::db::query_scalar::<i64>("SELECT pg_backend_pid()")
+        .fetch_one(on)
+        .await
+        .unwrap()
+}
+
+/// The connections are reused: statements one after another run on one connection (no ping, no
+/// reconnect per statement); a database error leaves its connection usable; a transaction
+/// dropped uncommitted is rolled back and its connection reused; a statement cancelled mid-flight
+/// closes its connection instead (its late answer is never read by the next statement).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_reused_and_never_left_dirty_postgres() {
+    use task_projection::server::db::{query, query_scalar, PG_CONNECTIONS};
+    let Some(url) = fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = Db::connect(&url).await.unwrap();
+    query("CREATE TABLE pool_probe (a BIGINT)")
+        .execute(&db)
+        .await
+        .unwrap();
+    let first = backend_pid(&db).await;
+    for _ in 0..50 {
+        assert_eq!(backend_pid(&db).await, first, "one connection, reused");
+    }
+
+    // A database error is an answer: the same held connection runs the next statement.
+    let mut conn = db.conn().await.unwrap();
+    let held = backend_pid(&mut conn).await;
+    assert!(query("SELECT * FROM no_such_table")
+        .execute(&mut conn)
+        .await
+        .is_err());
+    assert_eq!(backend_pid(&mut conn).await, held);
+    drop(conn);
+    assert_eq!(backend_pid(&db).await, held, "returned to the pool");
+
+    // Dropped uncommitted: rolled back, and the connection comes back.
+    {
+        let mut tx = db.begin().await.unwrap();
+        query("INSERT INTO pool_probe VALUES (1)")
+            .execute(&mut tx)
+            .await
+            .unwrap();
+    }
+    let mut idle = false;
+    for _ in 0..200 {
+        let count: i64 = query_scalar("SELECT COUNT(*) FROM pool_probe")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        assert_eq!(count, 0, "an uncommitted insert is never visible");
+        let state: Option<String> =
+            query_scalar("SELECT state FROM pg_stat_activity WHERE pid = $1")
+                .bind(held)
+                .fetch_optional(&db)
+                .await
+                .unwrap();
+        assert!(state.is_some(), "the connection stays open");
+        if state.as_deref() == Some("idle") {
+            idle = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(idle, "the dropped transaction is rolled back");
+    let (mut a, mut b) = (db.conn().await.unwrap(), db.conn().await.unwrap());
+    assert!(
+        [backend_pid(&mut a).await, backend_pid(&mut b).await].contains(&held),
+        "the rolled-back connection is back in the pool"
+    );
+    drop((a, b));
+
+    // Cancelled mid-statement: that connection is closed, the next statement answers itself.
+    let mut conn = db.conn().await.unwrap();
+    let cancelled = backend_pid(&mut conn).await;
+    let sleeping = tokio::time::timeout(
+        std::time::Duration::from_millis(50),
+        query_scalar::<String>("SELECT pg_sleep(2)::text").fetch_one(&mut conn),
+    )
+    .await;
+    assert!(sleeping.is_err(), "the statement was cancelled");
+    drop(conn);
+    let started = std::time::Instant::now();
+    let one: i64 = query_scalar("SELECT 1").fetch_one(&db).await.unwrap();
+    assert_eq!(one, 1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let mut pids = Vec::new();
+    let mut held_all = Vec::new();
+    for _ in 0..PG_CONNECTIONS {
+        let mut conn = db.conn().await.unwrap();
+        pids.push(backend_pid(&mut conn).await);
+        held_all.push(conn);
+    }
+    assert!(!pids.contains(&cancelled), "the cancelled connection was not reused");
+    // At most PG_CONNECTIONS at once: one more waits for a release.
+    assert!(tokio::time::timeout(std::time::Duration::from_millis(100), db.conn())
+        .await
+        .is_err());
+    drop(held_all);
+    assert!(db.conn().await.is_ok());
+    db.close().await;
+}

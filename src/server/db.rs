@@ -22,12 +22,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::AnyPool;
+use sqlx::postgres::PgRow;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::error::{Result, ServerError};
+
+mod pg;
 
 /// Which database a [`Db`] talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,9 @@ const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
 const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
 const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
 const TURN_PARTIAL: &str = include_str!("../../migrations/0007_turn_partial_indexes.sql");
+
+/// Connections one instance keeps to PostgreSQL at most.
+pub const PG_CONNECTIONS: usize = 8;
 
 /// Prepared statements an SQLite connection keeps (the server has about fifty distinct texts).
 pub const SQLITE_STATEMENT_CACHE: usize = 256;
@@ -116,7 +120,7 @@ impl<'s> MigrationSource<'s> for Embedded {
 
 enum Handle {
     Sqlite(Arc<Mutex<rusqlite::Connection>>),
-    Postgres(AnyPool),
+    Postgres(Arc<pg::Pool>),
 }
 
 /// A database handle. Cheap to clone.
@@ -192,15 +196,8 @@ impl Db {
     /// `postgres://user@host:port/db`.
     pub async fn connect(url: &str) -> Result<Db> {
         let handle = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            sqlx::any::install_default_drivers();
-            let pool = AnyPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(30))
-                // A checked-out connection is used at once; a broken one fails its statement.
-                .test_before_acquire(false)
-                .connect(url)
-                .await?;
-            Handle::Postgres(pool)
+            let pool = pg::Pool::new(url, PG_CONNECTIONS, Duration::from_secs(30))?;
+            Handle::Postgres(Arc::new(pool))
         } else {
             Handle::Sqlite(Arc::new(Mutex::new(open_sqlite(url)?)))
         };
@@ -225,7 +222,10 @@ impl Db {
         match self.handle.as_ref() {
             Handle::Postgres(pool) => {
                 let migrator = Migrator::new(Embedded(Backend::Postgres)).await?;
-                migrator.run(pool).await?;
+                let mut held = pool.acquire().await?;
+                let ran = migrator.run_direct(held.start()?).await;
+                held.finished(ran.is_ok());
+                ran?;
             }
             Handle::Sqlite(conn) => {
                 let mut conn = conn.clone().lock_owned().await;
@@ -269,7 +269,11 @@ impl Db {
                 conn.execute_batch("BEGIN")?;
                 Held::Sqlite { conn, open: true }
             }
-            Handle::Postgres(pool) => Held::PostgresTx(pool.begin().await?),
+            Handle::Postgres(pool) => {
+                let mut held = pool.acquire().await?;
+                held.begin("BEGIN").await?;
+                Held::Postgres(held)
+            }
         };
         Ok(Conn { held: Some(held) })
     }
@@ -280,12 +284,14 @@ impl Db {
     pub async fn begin_read(&self) -> Result<Conn> {
         match self.handle.as_ref() {
             Handle::Sqlite(_) => self.begin().await,
-            Handle::Postgres(pool) => Ok(Conn {
-                held: Some(Held::PostgresTx(
-                    pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                        .await?,
-                )),
-            }),
+            Handle::Postgres(pool) => {
+                let mut held = pool.acquire().await?;
+                held.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    .await?;
+                Ok(Conn {
+                    held: Some(Held::Postgres(held)),
+                })
+            }
         }
     }
 
@@ -362,8 +368,9 @@ enum Held {
         /// In a transaction that was neither committed nor rolled back.
         open: bool,
     },
-    Postgres(sqlx::pool::PoolConnection<sqlx::Any>),
-    PostgresTx(sqlx::Transaction<'static, sqlx::Any>),
+    /// A PostgreSQL connection, in a transaction when [`Db::begin`] opened it (dropped
+    /// uncommitted, it is closed, which rolls the transaction back).
+    Postgres(pg::Held),
 }
 
 /// A held connection, possibly in a transaction ([`Db::begin`]).
@@ -376,7 +383,7 @@ impl Conn {
     pub async fn commit(mut self) -> Result<()> {
         match self.held.take() {
             Some(Held::Sqlite { conn, open: true }) => conn.execute_batch("COMMIT")?,
-            Some(Held::PostgresTx(tx)) => tx.commit().await?,
+            Some(Held::Postgres(mut held)) if held.in_transaction() => held.commit().await?,
             _ => {}
         }
         Ok(())
@@ -386,7 +393,7 @@ impl Conn {
     pub async fn rollback(mut self) -> Result<()> {
         match self.held.take() {
             Some(Held::Sqlite { conn, open: true }) => conn.execute_batch("ROLLBACK")?,
-            Some(Held::PostgresTx(tx)) => tx.rollback().await?,
+            Some(Held::Postgres(mut held)) if held.in_transaction() => held.rollback().await?,
             _ => {}
         }
         Ok(())
@@ -395,7 +402,8 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        // sqlx rolls its own transactions back on drop; SQLite's is rolled back here.
+        // PostgreSQL's connection is closed (rolling back) by its own drop; SQLite's transaction
+        // is rolled back here.
         if let Some(Held::Sqlite { conn, open: true }) = &self.held {
             if let Err(error) = conn.execute_batch("ROLLBACK") {
                 tracing::warn!(%error, "SQLite rollback failed");
@@ -479,7 +487,7 @@ impl<'e> From<&'e mut Conn> for On<'e> {
 /// A row: column names and values.
 pub enum Row {
     Sqlite(SqliteRow),
-    Postgres(AnyRow),
+    Postgres(PgRow),
 }
 
 /// An SQLite row, read out of its statement.
@@ -505,11 +513,11 @@ pub trait Column: Sized {
     #[doc(hidden)]
     fn from_sqlite(value: &rusqlite::types::Value) -> Option<Self>;
     #[doc(hidden)]
-    fn from_any(row: &AnyRow, index: usize) -> std::result::Result<Self, sqlx::Error>;
+    fn from_pg(row: &PgRow, index: usize) -> std::result::Result<Self, sqlx::Error>;
 }
 
 macro_rules! column {
-    ($t:ty, $($pattern:pat => $value:expr),+) => {
+    ($t:ty, pg: |$row:ident, $index:ident| $pg:expr, $($pattern:pat => $value:expr),+) => {
         impl Column for $t {
             fn from_sqlite(value: &rusqlite::types::Value) -> Option<Self> {
                 use rusqlite::types::Value;
@@ -519,18 +527,31 @@ macro_rules! column {
                     _ => None,
                 }
             }
-            fn from_any(row: &AnyRow, index: usize) -> std::result::Result<Self, sqlx::Error> {
-                sqlx::Row::try_get(row, index)
+            fn from_pg($row: &PgRow, $index: usize) -> std::result::Result<Self, sqlx::Error> {
+                $pg
             }
         }
     };
 }
 
-column!(String, Value::Text(text) => text.clone());
-column!(i64, Value::Integer(n) => *n);
+use sqlx::Row as _;
 
-column!(Option<String>, Value::Null => None, Value::Text(text) => Some(text.clone()));
-column!(Option<i64>, Value::Null => None, Value::Integer(n) => Some(*n));
+column!(String, pg: |row, index| row.try_get(index), Value::Text(text) => text.clone());
+// An integer column of any width (`SELECT 1` is an `int4`).
+column!(i64, pg: |row, index| row
+    .try_get::<i64, _>(index)
+    .or_else(|error| row.try_get::<i32, _>(index).map(i64::from).map_err(|_| error)),
+    Value::Integer(n) => *n);
+column!(Option<String>, pg: |row, index| row.try_get(index),
+    Value::Null => None, Value::Text(text) => Some(text.clone()));
+column!(Option<i64>, pg: |row, index| row
+    .try_get::<Option<i64>, _>(index)
+    .or_else(|error| {
+        row.try_get::<Option<i32>, _>(index)
+            .map(|n| n.map(i64::from))
+            .map_err(|_| error)
+    }),
+    Value::Null => None, Value::Integer(n) => Some(*n));
 
 impl Row {
     /// The index of the first column named `name` at or after `from`.
@@ -578,7 +599,7 @@ impl Row {
                 }),
                 None => Err(format!("no column {index}")),
             },
-            Row::Postgres(row) => T::from_any(row, index).map_err(|e| e.to_string()),
+            Row::Postgres(row) => T::from_pg(row, index).map_err(|e| e.to_string()),
         }
     }
 
@@ -703,12 +724,11 @@ impl<'q> Query<'q> {
                     let conn = conn.lock().await;
                     self.run_sqlite(&conn, want)
                 }
-                Handle::Postgres(pool) => self.run_any(pool, want).await,
+                Handle::Postgres(pool) => self.run_pg(&mut pool.acquire().await?, want).await,
             },
             On::Conn(conn) => match conn.held.as_mut() {
                 Some(Held::Sqlite { conn, .. }) => self.run_sqlite(conn, want),
-                Some(Held::Postgres(conn)) => self.run_any(&mut **conn, want).await,
-                Some(Held::PostgresTx(tx)) => self.run_any(&mut **tx, want).await,
+                Some(Held::Postgres(held)) => self.run_pg(held, want).await,
                 None => Err(ServerError::Invalid("the connection was released".into())),
             },
         }
@@ -784,11 +804,8 @@ impl<'q> Query<'q> {
         ))
     }
 
-    async fn run_any<'c, E>(&self, executor: E, want: Want) -> Result<(Vec<Row>, Done)>
-    where
-        E: sqlx::Executor<'c, Database = sqlx::Any>,
-    {
-        let mut q = sqlx::query(self.sql.as_ref());
+    async fn run_pg(&self, held: &mut pg::Held, want: Want) -> Result<(Vec<Row>, Done)> {
+        let mut q = sqlx::query::<sqlx::Postgres>(self.sql.as_ref());
         for arg in &self.args {
             q = match arg {
                 Arg::Text(text) => q.bind(text.as_ref()),
@@ -798,33 +815,31 @@ impl<'q> Query<'q> {
                 Arg::Real(x) => q.bind(*x),
             };
         }
-        Ok(match want {
-            Want::Nothing => {
-                let done = q.execute(executor).await?;
+        let conn = held.start()?;
+        let result = match want {
+            Want::Nothing => q.execute(&mut *conn).await.map(|done| {
                 (
                     Vec::new(),
                     Done {
                         rows_affected: done.rows_affected(),
                     },
                 )
-            }
-            Want::Rows => (
-                q.fetch_all(executor)
-                    .await?
-                    .into_iter()
-                    .map(Row::Postgres)
-                    .collect(),
-                Done { rows_affected: 0 },
-            ),
-            Want::First => (
-                q.fetch_optional(executor)
-                    .await?
-                    .into_iter()
-                    .map(Row::Postgres)
-                    .collect(),
-                Done { rows_affected: 0 },
-            ),
-        })
+            }),
+            Want::Rows => q.fetch_all(&mut *conn).await.map(|rows| {
+                (
+                    rows.into_iter().map(Row::Postgres).collect(),
+                    Done { rows_affected: 0 },
+                )
+            }),
+            Want::First => q.fetch_optional(&mut *conn).await.map(|row| {
+                (
+                    row.into_iter().map(Row::Postgres).collect(),
+                    Done { rows_affected: 0 },
+                )
+            }),
+        };
+        held.finished(pg::answered(&result));
+        Ok(result?)
     }
 }
 

@@ -36,8 +36,7 @@ pub async fn fresh_url(kind: Kind) -> Option<String> {
                 );
                 return None;
             };
-            sqlx::any::install_default_drivers();
-            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+            let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&admin)
                 .await
                 .expect("connect to the PostgreSQL admin URL");
             sqlx::query(&format!("CREATE DATABASE {name}"))

@@ -102,10 +102,9 @@ pub async fn connect(url: &str) -> Result<Db, StartError> {
     // acquire timeout, a single connection fails at once with the real reason). SQLite opens
     // its one connection in `Db::connect` (and switches a file to WAL there).
     if !url.starts_with("sqlite:") {
-        sqlx::any::install_default_drivers();
         let probe = tokio::time::timeout(
             CONNECT_TIMEOUT,
-            <sqlx::AnyConnection as sqlx::Connection>::connect(url),
+            <sqlx::postgres::PgConnection as sqlx::Connection>::connect(url),
         )
         .await;
         match probe {
