@@ -6,8 +6,9 @@
 //! worker thread to hand it to and no pool to check a connection out of. SQLite has one writer
 //! anyway, and one connection keeps its page cache warm (in WAL mode every write by another
 //! connection would discard it). Statements are prepared once per text and kept
-//! ([`SQLITE_STATEMENT_CACHE`]). **PostgreSQL** is an sqlx pool (several instances share the
-//! database).
+//! ([`SQLITE_STATEMENT_CACHE`]). **PostgreSQL** is a pool of typed sqlx connections of our own
+//! (`db/pg.rs`: sqlx's pool pinged the server on every release, a second round trip per
+//! statement); several instances share the database.
 //!
 //! Statements are built with [`query`] / [`query_scalar`] (`$n` parameters, as sqlx writes them)
 //! and run on a [`Db`] (one statement) or a held [`Conn`] (several statements; a transaction with

@@ -8,7 +8,7 @@
 //!
 //! | module | what | SPEC |
 //! |---|---|---|
-//! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (sqlx Any pool); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations | — |
+//! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (a pool of typed sqlx connections, `db/pg.rs`); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations | — |
 //! | [`storage`] | typed rows; rows implement the rule views | §1 |
 //! | [`revision`] | durable epoch, sequence reserved before each read | §5 |
 //! | [`projection`] | per-session/per-task action, message-event projection | §2, §4 |

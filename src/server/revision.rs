@@ -99,7 +99,7 @@ async fn allocate_on(db: &Db, unless_stale: Option<&str>) -> Result<String> {
         let mut tx = db.begin().await?;
         match backend {
             Backend::Postgres => {
-                // (a column the Any driver can decode: the function returns `void`)
+                // (a plain column: the function returns `void`)
                 query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
                     .bind(EPOCH_LOCK)
                     .execute(&mut tx)
