@@ -383,6 +383,14 @@ pub struct StateChange<'a> {
     pub reason: Option<&'a str>,
 }
 
+/// A session row as a state change wrote it, with its task's workspace id
+/// ([`Storage::cas_session_state_returning`]).
+#[derive(Clone, Debug)]
+pub struct ChangedSession {
+    pub session: SessionRow,
+    pub workspace_id: String,
+}
+
 const INTENT_COLUMNS: &str = "pending_id, session_id, turn_id, message_ids, prior_state, \
                               response_kind, response, handoff, created_at, updated_at";
 const SESSION_COLUMNS: &str = "id, task_id, state, agent_profile_id, is_primary, started_at, \
@@ -543,6 +551,38 @@ impl Storage {
         .execute(&self.db)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// [`Storage::cas_session_state`] that returns, from the same statement, the row it wrote and
+    /// its task's workspace id (what a `session.state_changed` event carries): `None` when the
+    /// row changed since `expected_version` was read (nothing written).
+    pub async fn cas_session_state_returning(
+        &self,
+        id: &str,
+        expected_version: i64,
+        change: &StateChange<'_>,
+    ) -> Result<Option<ChangedSession>> {
+        let row = query(format!(
+            "UPDATE sessions SET state = $1, updated_at = $2, completed_at = $3, \
+             state_reason = $4, version = version + 1 WHERE id = $5 AND version = $6 \
+             RETURNING {SESSION_COLUMNS}, (SELECT workspace_id FROM tasks \
+             WHERE tasks.id = sessions.task_id) AS workspace_id"
+        ))
+        .bind(change.state)
+        .bind(change.updated_at)
+        .bind(change.completed_at)
+        .bind(change.reason)
+        .bind(id)
+        .bind(expected_version)
+        .fetch_optional(&self.db)
+        .await?;
+        row.map(|row| {
+            Ok(ChangedSession {
+                session: SessionRow::read(&row)?,
+                workspace_id: col(&row, "tasks", "workspace_id")?,
+            })
+        })
+        .transpose()
     }
 
     /// Touches a session row (new activity): `updated_at` and the version.

@@ -15,8 +15,10 @@ use crate::server::events::{
 use crate::server::http::app::{insert_projection, App, Core};
 use crate::server::http::error::{ApiError, ApiResult};
 use crate::server::http::wire::task_wire;
-use crate::server::projection::{load_pending_snapshot, MessageEventKind};
-use crate::server::storage::{MessageRow, NewMessage, NewSession, NewTask, NewTurn, StateChange};
+use crate::server::projection::{load_pending_snapshot, MessageEventKind, PendingSnapshot};
+use crate::server::storage::{
+    ChangedSession, MessageRow, NewMessage, NewSession, NewTask, NewTurn, StateChange,
+};
 use crate::server::ServerError;
 
 use super::agent::{Continuation, ResumeMode};
@@ -61,17 +63,36 @@ async fn publish_state(
 ) -> Result<(), ServerError> {
     let row = app.storage.session(session_id).await?;
     let task = app.storage.task(&row.task_id).await?;
+    let changed = ChangedSession {
+        session: row,
+        workspace_id: task.workspace_id,
+    };
+    publish_changed(app, core, &changed, previous, reason).await;
+    Ok(())
+}
+
+/// Publishes `session.state_changed` for a row a state change wrote (with its projection keys).
+async fn publish_changed(
+    app: &App,
+    core: &Core,
+    changed: &ChangedSession,
+    previous: &str,
+    reason: &str,
+) {
+    let row = &changed.session;
     let mut payload = Map::new();
     payload.insert("session_id".into(), Value::from(row.id.as_str()));
     payload.insert("task_id".into(), Value::from(row.task_id.as_str()));
-    payload.insert("workspace_id".into(), Value::from(task.workspace_id));
+    payload.insert(
+        "workspace_id".into(),
+        Value::from(changed.workspace_id.as_str()),
+    );
     payload.insert("state".into(), Value::from(row.state_text.as_str()));
     payload.insert("previous_state".into(), Value::from(previous));
     payload.insert("reason".into(), Value::from(reason));
     payload.insert("updated_at".into(), Value::from(row.updated_at.as_str()));
-    insert_projection(core, session_id, &mut payload).await;
+    insert_projection(core, &row.id, &mut payload).await;
     app.publish(SESSION_STATE_CHANGED, Value::Object(payload));
-    Ok(())
 }
 
 /// Sets a session's state (compare-and-set on its version, retried) and publishes the change.
@@ -96,15 +117,15 @@ pub async fn set_state(
             completed_at: terminal.then_some(now.as_str()),
             reason: Some(reason),
         };
-        if app
+        if let Some(changed) = app
             .storage
-            .cas_session_state(session_id, row.version, &change)
+            .cas_session_state_returning(session_id, row.version, &change)
             .await?
         {
             if terminal {
                 app.agent.detach(session_id);
             }
-            publish_state(app, core, session_id, &row.state_text, reason).await?;
+            publish_changed(app, core, &changed, &row.state_text, reason).await;
             return Ok(true);
         }
     }
@@ -118,12 +139,17 @@ pub async fn set_state(
 pub async fn current_turn_id(app: &App, session_id: &str) -> Result<Option<String>, ServerError> {
     // The turns and which of them messages reference: no message rows (the transcript grows).
     let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
+    Ok(current_turn_of(&snapshot))
+}
+
+/// The current turn of a snapshot's turns, whatever the session's state.
+fn current_turn_of(snapshot: &PendingSnapshot) -> Option<String> {
     let referenced = |turn: &str| snapshot.is_referenced(turn);
     let (current, _) = current_turn(Some(&snapshot.turns[..]), None, referenced);
-    Ok(match current {
+    match current {
         CurrentTurn::Turn(i) => snapshot.turns.get(i).map(|t| t.id.clone()),
         CurrentTurn::None | CurrentTurn::Unknown => None,
-    })
+    }
 }
 
 /// Creates a task (with a status summary at revision 1) and publishes `task.updated`.
@@ -264,6 +290,26 @@ async fn require_turn(app: &App, session_id: &str) -> ApiResult<String> {
             format!("session {session_id:?} has no turn: start one first"),
         )
     })
+}
+
+/// [`require_live_session`] and [`require_turn`] from one read: the session's task id and its
+/// current turn (409 `session_terminal`, then 409 `no_turn`).
+async fn require_live_turn(app: &App, session_id: &str) -> ApiResult<(String, String)> {
+    let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
+    let session = &snapshot.session;
+    if session.state().is_terminal() {
+        return Err(ApiError::conflict(
+            "session_terminal",
+            format!("session {session_id:?} is {}", session.state_text),
+        ));
+    }
+    let turn = current_turn_of(&snapshot).ok_or_else(|| {
+        ApiError::conflict(
+            "no_turn",
+            format!("session {session_id:?} has no turn: start one first"),
+        )
+    })?;
+    Ok((snapshot.session.task_id.clone(), turn))
 }
 
 pub(super) async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
@@ -478,8 +524,7 @@ pub async fn ask_clarification(
     questions: &[String],
     live: bool,
 ) -> ApiResult<(String, Vec<String>)> {
-    let task_id = require_live_session(app, session_id).await?;
-    let turn = require_turn(app, session_id).await?;
+    let (task_id, turn) = require_live_turn(app, session_id).await?;
     let pending_id = new_id("pending");
     if live {
         app.agent.add_waiter(&pending_id, session_id);
@@ -537,8 +582,7 @@ pub async fn ask_permission(
     session_id: &str,
     text: &str,
 ) -> ApiResult<String> {
-    let task_id = require_live_session(app, session_id).await?;
-    let turn = require_turn(app, session_id).await?;
+    let (task_id, turn) = require_live_turn(app, session_id).await?;
     let row = add_message(
         app,
         core,
@@ -607,15 +651,10 @@ pub async fn resolve_permission(
     }
     let updated = app.storage.message(message_id).await?;
     publish_message(app, core, MessageEventKind::Updated, &updated).await;
-    let projection = core
-        .projector
-        .project_sessions(&[row.session_id.as_str()])
-        .await?;
-    let nothing_pending = projection
-        .first()
-        .is_some_and(|p| p.pending_action.is_none());
-    let session = app.storage.session(&row.session_id).await?;
-    if nothing_pending && session.state() == SessionState::WaitingForInput {
+    // What the session shows now (no revision: this read labels nothing).
+    let snapshot = load_pending_snapshot(&app.storage, &row.session_id).await?;
+    let nothing_pending = snapshot.pending_action().0.is_none();
+    if nothing_pending && snapshot.session.state() == SessionState::WaitingForInput {
         set_state(app, core, &row.session_id, "RUNNING", "permission resolved").await?;
     }
     repair(core, &row.task_id).await;
