@@ -257,6 +257,24 @@ async fn clients_on_either_instance_see_writes_through_both_postgres() {
     for _ in 0..3 {
         tokio::join!(cycle(&http_a, &via_a), cycle(&http_b, &via_b));
     }
+    // Events too big for a notification's payload reach the other instance by a read.
+    let long = "x".repeat(20_000);
+    let (path_a, path_b) = (
+        format!("/api/dev/sim/sessions/{via_a}/messages"),
+        format!("/api/dev/sim/sessions/{via_b}/messages"),
+    );
+    tokio::join!(
+        post(
+            &http_a,
+            &path_a,
+            json!({ "type": "message", "text": long })
+        ),
+        post(
+            &http_b,
+            &path_b,
+            json!({ "type": "message", "text": long })
+        )
+    );
     on_b.converge(&[&a, &b]).await;
     on_a.converge(&[&a, &b]).await;
     on_a.assert_offsets_increase();
@@ -332,5 +350,54 @@ async fn restarts_and_resume_from_an_offset_postgres() {
     let mut ws = WsClient::resume(b.addr, &stale).await.unwrap();
     let hello = ws.next().await.unwrap().expect("hello");
     assert_eq!(hello["payload"]["resumed"], false, "{hello}");
+    db.close().await;
+}
+
+/// Migration 8: an insert's notification carries its rows (offset, name, payload text) when they
+/// fit, and nothing when they do not (the followers then read them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_carries_the_rows_that_fit_postgres() {
+    use task_projection::server::events::Event;
+    use task_projection::server::outbox::{insert, CHANNEL};
+    let Some(url) = server_support::fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = task_projection::server::Db::connect(&url).await.unwrap();
+    let mut listener = sqlx::postgres::PgListener::connect(&url).await.unwrap();
+    listener.listen(CHANNEL).await.unwrap();
+    let small = [
+        Event {
+            name: "a.small",
+            payload: json!({ "text": "one \"quoted\" line" }),
+        },
+        Event {
+            name: "b.small",
+            payload: json!({ "n": 2 }),
+        },
+    ];
+    insert(&db, &small).await.unwrap();
+    let notification = tokio::time::timeout(Duration::from_secs(5), listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let rows: Vec<(u64, String, String)> = serde_json::from_str(notification.payload()).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].0, rows[0].0 + 1, "consecutive offsets, in order");
+    assert_eq!(rows[0].1, "a.small");
+    assert_eq!(
+        serde_json::from_str::<Value>(&rows[0].2).unwrap(),
+        small[0].payload
+    );
+    let big = [Event {
+        name: "c.big",
+        payload: json!({ "text": "x".repeat(9_000) }),
+    }];
+    insert(&db, &big).await.unwrap();
+    let notification = tokio::time::timeout(Duration::from_secs(5), listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(notification.payload(), "", "too big to carry: the followers read it");
     db.close().await;
 }

@@ -60,6 +60,12 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     ),
     (6, "turn order keys", TURN_ORDER_KEYS, TURN_ORDER_KEYS),
     (7, "turn partial indexes", TURN_PARTIAL, TURN_PARTIAL),
+    (
+        8,
+        "outbox notify rows",
+        include_str!("../../migrations/0008_outbox_notify_rows.sqlite.sql"),
+        include_str!("../../migrations/0008_outbox_notify_rows.postgres.sql"),
+    ),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");

@@ -2,9 +2,11 @@
 //!
 //! Every event an instance publishes is a row of `event_outbox` (migration 5): its **offset**
 //! (`offset_id`, a `BIGSERIAL`: one total order for every instance), its name and its payload
-//! (JSON text). An insert fires `NOTIFY task_projection_events` (a statement trigger), which wakes
-//! every instance's follower; a follower reads the rows after the last offset it delivered, in
-//! offset order, and hands each to its WebSocket hub. So a client connected to any instance
+//! (JSON text). An insert fires `NOTIFY task_projection_events` (a statement trigger) whose payload
+//! carries the inserted rows when they fit (migration 8; empty otherwise), which wakes every
+//! instance's follower: rows that continue the last offset it delivered are handed to its
+//! WebSocket hub as they came; otherwise (an empty payload, a gap, the poll) it reads the rows
+//! after that offset, in offset order. So a client connected to any instance
 //! receives every event, from every instance, in the same order, and a reconnecting client can
 //! resume from the last offset it saw (`?since=`, docs/server-api.md) for as long as the outbox
 //! holds it ([`prune`] drops rows older than the retention, 15 minutes by default).
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::PgListener;
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::db::{col, query, query_scalar, Db};
@@ -242,70 +244,142 @@ impl EventSink for OutboxWriter {
     }
 }
 
+/// What the listener hands the follower.
+#[derive(Debug)]
+enum Wake {
+    /// The rows a notification carried, in offset order.
+    Rows(Vec<OutboxRow>),
+    /// Read the outbox: a notification without rows (they did not fit), or a (re)connection that
+    /// may have missed some.
+    Read,
+}
+
+/// The rows a notification's payload carries (migration 8: a JSON array of
+/// `[offset, name, payload text]`); `None` when it carries none (empty: they did not fit).
+fn notified_rows(payload: &str) -> Option<Vec<OutboxRow>> {
+    if payload.is_empty() {
+        return None;
+    }
+    let rows: Vec<(u64, String, String)> = serde_json::from_str(payload).ok()?;
+    Some(
+        rows.into_iter()
+            .map(|(offset, name, payload)| OutboxRow {
+                offset,
+                name,
+                payload,
+            })
+            .collect(),
+    )
+}
+
+/// The rows of `rows` after `cursor`, when they continue it without a gap (`Some(empty)` when
+/// every row is at or before it); `None` when an offset is missing between them.
+fn continuing(cursor: u64, rows: Vec<OutboxRow>) -> Option<Vec<OutboxRow>> {
+    let fresh: Vec<OutboxRow> = rows.into_iter().filter(|r| r.offset > cursor).collect();
+    let mut next = cursor;
+    for row in &fresh {
+        next = next.checked_add(1)?;
+        if row.offset != next {
+            return None;
+        }
+    }
+    Some(fresh)
+}
+
 /// Follows the outbox from `after`: every row, in offset order, is passed to `deliver` (see the
-/// module docs for gaps and polling). Runs until the task is aborted.
+/// module docs for gaps and polling). Rows a notification carries that continue the last offset
+/// delivered are delivered as they are; anything else (a notification without rows, a gap, the
+/// poll) reads the outbox. Runs until the task is aborted.
 pub fn follow<F>(db: Db, url: String, after: u64, mut deliver: F) -> JoinHandle<()>
 where
     F: FnMut(OutboxRow) + Send + 'static,
 {
-    let wake = Arc::new(Notify::new());
-    let listener = tokio::spawn(listen(url, wake.clone()));
+    let (wakes, mut woken) = mpsc::unbounded_channel::<Wake>();
+    let listener = tokio::spawn(listen(url, wakes));
     tokio::spawn(async move {
         let _listener = AbortOnDrop(listener);
         let mut cursor = after;
         let mut gap: Option<(u64, Instant)> = None;
+        // What was written before the listener was up is read first.
+        let mut read = true;
         loop {
-            let mut again = false;
-            match read_after(&db, cursor, None, PAGE).await {
-                Ok(rows) => {
-                    let full = rows.len() >= usize::try_from(PAGE).unwrap_or(usize::MAX);
-                    for row in rows {
-                        if row.offset != cursor.saturating_add(1) {
-                            // An offset not committed yet (or rolled back): wait for it a while.
-                            let since = match gap {
-                                Some((missing, since)) if missing == cursor.saturating_add(1) => {
-                                    since
+            if read {
+                read = false;
+                let mut again = false;
+                match read_after(&db, cursor, None, PAGE).await {
+                    Ok(rows) => {
+                        let full = rows.len() >= usize::try_from(PAGE).unwrap_or(usize::MAX);
+                        for row in rows {
+                            if row.offset != cursor.saturating_add(1) {
+                                // An offset not committed yet (or rolled back): wait a while.
+                                let since = match gap {
+                                    Some((missing, since))
+                                        if missing == cursor.saturating_add(1) =>
+                                    {
+                                        since
+                                    }
+                                    _ => {
+                                        let now = Instant::now();
+                                        gap = Some((cursor.saturating_add(1), now));
+                                        now
+                                    }
+                                };
+                                if since.elapsed() < GAP_WAIT {
+                                    again = true;
+                                    break;
                                 }
-                                _ => {
-                                    let now = Instant::now();
-                                    gap = Some((cursor.saturating_add(1), now));
-                                    now
-                                }
-                            };
-                            if since.elapsed() < GAP_WAIT {
-                                again = true;
-                                break;
+                                tracing::warn!(
+                                    from = cursor.saturating_add(1),
+                                    to = row.offset.saturating_sub(1),
+                                    "outbox offsets never committed; skipping them"
+                                );
                             }
-                            tracing::warn!(
-                                from = cursor.saturating_add(1),
-                                to = row.offset.saturating_sub(1),
-                                "outbox offsets never committed; skipping them"
-                            );
+                            gap = None;
+                            cursor = row.offset;
+                            deliver(row);
                         }
-                        gap = None;
-                        cursor = row.offset;
-                        deliver(row);
+                        again |= full;
                     }
-                    again |= full;
+                    Err(error) => {
+                        tracing::warn!(%error, "outbox read failed; retrying");
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        read = true;
+                        continue;
+                    }
                 }
-                Err(error) => {
-                    tracing::warn!(%error, "outbox read failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                if again {
+                    let pause = if gap.is_some() { 2 } else { 0 };
+                    tokio::time::sleep(Duration::from_millis(pause)).await;
+                    read = true;
                     continue;
                 }
             }
-            if again {
-                tokio::time::sleep(Duration::from_millis(if gap.is_some() { 2 } else { 0 })).await;
-                continue;
+            match tokio::time::timeout(POLL, woken.recv()).await {
+                Ok(Some(Wake::Rows(rows))) => match continuing(cursor, rows) {
+                    Some(rows) => {
+                        for row in rows {
+                            gap = None;
+                            cursor = row.offset;
+                            deliver(row);
+                        }
+                    }
+                    // An offset before these is not delivered yet: the read waits for it.
+                    None => read = true,
+                },
+                Ok(Some(Wake::Read)) | Err(_) => read = true,
+                // The listener ended (it does not): poll.
+                Ok(None) => {
+                    tokio::time::sleep(POLL).await;
+                    read = true;
+                }
             }
-            let _ = tokio::time::timeout(POLL, wake.notified()).await;
         }
     })
 }
 
-/// Holds a `LISTEN` connection and wakes the follower on every notification (and after a
-/// reconnection, when notifications may have been lost).
-async fn listen(url: String, wake: Arc<Notify>) {
+/// Holds a `LISTEN` connection and hands the follower every notification's rows (a read when
+/// it carries none, and after a reconnection, when notifications may have been lost).
+async fn listen(url: String, wakes: mpsc::UnboundedSender<Wake>) {
     let mut delay = Duration::from_millis(100);
     loop {
         let listener = async {
@@ -323,16 +397,23 @@ async fn listen(url: String, wake: Arc<Notify>) {
             }
         };
         delay = Duration::from_millis(100);
-        wake.notify_one();
+        if wakes.send(Wake::Read).is_err() {
+            return;
+        }
         loop {
-            match listener.try_recv().await {
-                Ok(Some(_)) => wake.notify_one(),
+            let wake = match listener.try_recv().await {
+                Ok(Some(notification)) => {
+                    notified_rows(notification.payload()).map_or(Wake::Read, Wake::Rows)
+                }
                 // Reconnected by the listener: what was notified meanwhile is lost, so read.
-                Ok(None) => wake.notify_one(),
+                Ok(None) => Wake::Read,
                 Err(error) => {
                     tracing::warn!(%error, "outbox LISTEN connection lost");
                     break;
                 }
+            };
+            if wakes.send(wake).is_err() {
+                return;
             }
         }
     }
@@ -361,4 +442,48 @@ pub fn pruner(db: Db, keep: Duration, every: Duration) -> JoinHandle<()> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(offset: u64) -> OutboxRow {
+        OutboxRow {
+            offset,
+            name: "e".into(),
+            payload: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_notification_carries_its_rows_or_none() {
+        let rows = notified_rows(r#"[[7,"session.message.added","{\"a\": [1, \"x\"]}"],[8,"b","{}"]]"#)
+            .expect("rows");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].offset, rows[0].name.as_str(), rows[0].payload.as_str()),
+            (7, "session.message.added", r#"{"a": [1, "x"]}"#)
+        );
+        assert_eq!(rows[1].offset, 8);
+        // Too big to carry (empty), or not ours: read instead.
+        assert!(notified_rows("").is_none());
+        assert!(notified_rows("[[1,2]]").is_none());
+        assert!(notified_rows("[[-1,\"a\",\"{}\"]]").is_none());
+    }
+
+    #[test]
+    fn only_rows_that_continue_the_cursor_are_delivered_as_they_came() {
+        let offsets = |rows: Option<Vec<OutboxRow>>| {
+            rows.map(|rows| rows.iter().map(|r| r.offset).collect::<Vec<_>>())
+        };
+        assert_eq!(offsets(continuing(4, vec![row(5), row(6)])), Some(vec![5, 6]));
+        // Already delivered (by a read), in part or whole.
+        assert_eq!(offsets(continuing(5, vec![row(5), row(6)])), Some(vec![6]));
+        assert_eq!(offsets(continuing(9, vec![row(5), row(6)])), Some(vec![]));
+        // A gap before or between them: the follower reads (and waits for the missing offset).
+        assert_eq!(offsets(continuing(4, vec![row(6)])), None);
+        assert_eq!(offsets(continuing(4, vec![row(5), row(7)])), None);
+        assert_eq!(offsets(continuing(u64::MAX, vec![row(1)])), Some(vec![]));
+    }
 }
