@@ -384,6 +384,20 @@ async fn check(db: &Db, world: &World, seen: &Mutex<Seen>) -> Result<(), TestCas
         .expect("narrow");
     prop_assert_eq!(projections.len(), ids.len());
     prop_assert_eq!(narrow_all.len(), ids.len());
+    // The task's action (on PostgreSQL one statement over the task's sessions when their windows
+    // decide) is the rule over the task's session list.
+    let listed = projector.task_sessions(TASK).await.expect("task sessions");
+    prop_assert_eq!(listed.len(), ids.len());
+    let task_action = projector.task_action(TASK).await.expect("task action");
+    prop_assert_eq!(
+        task_action,
+        task_projection::rules::pending::task_pending_action(&listed)
+    );
+    prop_assert!(projector
+        .summary_with_action(TASK)
+        .await
+        .expect("summary")
+        .is_none());
     for (index, id) in ids.iter().enumerate() {
         let full = load_snapshot(&storage, id).await.expect("full snapshot");
         let narrow = load_pending_snapshot(&storage, id)
@@ -674,6 +688,15 @@ fn undecided_windows(backend: Kind) {
                 Some(task_projection::rules::model::PendingAction::Clarification)
             );
             assert_eq!(narrow.turns.len(), 10, "every turn read (tie: {tie})");
+            // The task's action too (PostgreSQL's one-statement task read falls back).
+            let projector = Projector::new(
+                storage.clone(),
+                RevisionClock::start(db.clone()).await.expect("clock"),
+            );
+            assert_eq!(
+                projector.task_action(TASK).await.expect("task action"),
+                Some(task_projection::rules::model::PendingAction::Clarification)
+            );
             let bundle = load_bundle_snapshot(&storage, "s0", "p1")
                 .await
                 .expect("bundle");

@@ -34,8 +34,9 @@ use super::events::{
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    bundle_rows_on, messages_on, pending_window, session_on, turn_referenced_on, turn_requests_on,
-    turns_on, turns_referenced_on, turns_window_on, MessageRow, SessionRow, Storage, TurnRow,
+    bundle_rows_on, messages_on, pending_window, session_on, task_windows, turn_referenced_on,
+    turn_requests_on, turns_on, turns_referenced_on, turns_window_on, MessageRow, PendingWindow,
+    SessionRow, Storage, SummaryRow, TurnRow,
 };
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
@@ -223,13 +224,19 @@ async fn windowed_snapshot(
             id: session_id.to_owned(),
         });
     };
+    Ok(decided_snapshot(read))
+}
+
+/// The [`PendingSnapshot`] a [`PendingWindow`] stands for, when its window decides
+/// ([`window_decides`]); `Err(())` when the session must be read whole.
+fn decided_snapshot(read: PendingWindow) -> std::result::Result<PendingSnapshot, ()> {
     let Some(window) = read.window else {
-        return Ok(Err(()));
+        return Err(());
     };
     if !window_decides(&window.turns, window.exhausted, |id| {
         sorted_contains(&window.referenced, id)
     }) {
-        return Ok(Err(()));
+        return Err(());
     }
     let mut snapshot = PendingSnapshot {
         session: read.session,
@@ -251,7 +258,7 @@ async fn windowed_snapshot(
             .filter(|m| m.turn_id() == Some(turn_id.as_str()))
             .collect();
     }
-    Ok(Ok(snapshot))
+    Ok(snapshot)
 }
 
 /// The [`PendingSnapshot`] of one session in separate statements on `tx` (inside the caller's
@@ -513,18 +520,53 @@ impl Projector {
     /// the task's sessions, ordered as [`Projector::task_sessions`] orders them. No revision is
     /// reserved: the answer labels nothing (a status summary carries its own revision).
     pub async fn task_action(&self, task_id: &str) -> Result<Option<PendingAction>> {
+        if let Some((_, action)) = self.windowed_task(task_id).await? {
+            return Ok(action);
+        }
+        self.task_action_read(task_id).await
+    }
+
+    /// The task's persisted summary with its authoritative action ([`Projector::task_action`])
+    /// read no earlier than the summary (what a summary repair compares); `None` when the task
+    /// has no summary. On PostgreSQL one statement when every session's window decides
+    /// ([`task_windows`]); otherwise the summary first, then the action.
+    pub async fn summary_with_action(
+        &self,
+        task_id: &str,
+    ) -> Result<Option<(SummaryRow, Option<PendingAction>)>> {
+        if let Some((summary, action)) = self.windowed_task(task_id).await? {
+            return Ok(summary.map(|summary| (summary, action)));
+        }
+        let Some(summary) = self.storage.summary(task_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some((summary, self.task_action_read(task_id).await?)))
+    }
+
+    /// PostgreSQL: the task's summary and action from [`task_windows`]' one statement, when every
+    /// session's window decides; `None` otherwise (and on SQLite).
+    async fn windowed_task(
+        &self,
+        task_id: &str,
+    ) -> Result<Option<(Option<SummaryRow>, Option<PendingAction>)>> {
+        if self.storage.db().backend() != Backend::Postgres {
+            return Ok(None);
+        }
+        let read = task_windows(self.storage.db(), task_id).await?;
+        let snapshots: std::result::Result<Vec<PendingSnapshot>, ()> =
+            read.sessions.into_iter().map(decided_snapshot).collect();
+        Ok(snapshots
+            .ok()
+            .map(|snapshots| (read.summary, task_action_of(snapshots))))
+    }
+
+    /// [`Projector::task_action`] from the task's sessions and then their snapshots.
+    async fn task_action_read(&self, task_id: &str) -> Result<Option<PendingAction>> {
         let rows = self.storage.sessions_of_task(task_id).await?;
         let ids: Vec<&str> = rows.iter().map(|s| s.id.as_str()).collect();
-        let mut sessions: Vec<SessionAction> = load_pending_snapshots(&self.storage, &ids)
-            .await?
-            .into_iter()
-            .map(|snapshot| SessionAction {
-                action: snapshot.pending_action().0,
-                session: snapshot.session,
-            })
-            .collect();
-        sessions.sort_by(|a, b| newest_first(&a.session, &b.session));
-        Ok(task_pending_action(&sessions))
+        Ok(task_action_of(
+            load_pending_snapshots(&self.storage, &ids).await?,
+        ))
     }
 
     /// The payload of a `session.message.*` event: the message fields plus the session's
@@ -584,6 +626,20 @@ impl Projector {
         }
         event
     }
+}
+
+/// The task action over its sessions' snapshots, ordered as [`Projector::task_sessions`] orders
+/// them.
+fn task_action_of(snapshots: Vec<PendingSnapshot>) -> Option<PendingAction> {
+    let mut sessions: Vec<SessionAction> = snapshots
+        .into_iter()
+        .map(|snapshot| SessionAction {
+            action: snapshot.pending_action().0,
+            session: snapshot.session,
+        })
+        .collect();
+    sessions.sort_by(|a, b| newest_first(&a.session, &b.session));
+    task_pending_action(&sessions)
 }
 
 /// Newest first by `started_at` (the rules' timestamp order), ties by id.

@@ -98,15 +98,14 @@ impl SummaryRepair {
     /// Repairs the task's summary against its authoritative action. A projection (read) failure
     /// is an error: nothing is repaired or invalidated on a guess.
     pub async fn repair(&self, task_id: &str) -> Result<RepairOutcome> {
-        let storage = self.projector.storage();
         let mut attempt: u32 = 0;
         loop {
             attempt = attempt.saturating_add(1);
-            let Some(row) = storage.summary(task_id).await? else {
+            // Re-derive the authority on every attempt (a racing projector may have moved it),
+            // read no earlier than the summary it is compared with.
+            let Some((row, action)) = self.projector.summary_with_action(task_id).await? else {
                 return Ok(RepairOutcome::NoSummary);
             };
-            // Re-derive the authority on every attempt: a racing projector may have moved it.
-            let action = self.projector.task_action(task_id).await?;
             if stored_action(&row.summary) == Some(action) {
                 return Ok(RepairOutcome::Unchanged(row.summary));
             }
