@@ -66,6 +66,12 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0008_outbox_notify_rows.sqlite.sql"),
         include_str!("../../migrations/0008_outbox_notify_rows.postgres.sql"),
     ),
+    (
+        9,
+        "reservation and message sequence",
+        include_str!("../../migrations/0009_reservation_and_message_sequence.sqlite.sql"),
+        include_str!("../../migrations/0009_reservation_and_message_sequence.postgres.sql"),
+    ),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");

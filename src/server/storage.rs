@@ -10,7 +10,7 @@ use crate::rules::model::{
 use crate::rules::time::Timestamp;
 use crate::wire::{self, Json, MessageMeaning, Path};
 
-use super::db::{col, query, query_scalar, Columns, Conn, Db, On, Row};
+use super::db::{col, query, query_scalar, Arg, Backend, Columns, Conn, Db, On, Row};
 use super::error::{Result, ServerError};
 
 fn to_bool(value: i64) -> bool {
@@ -685,11 +685,16 @@ impl Storage {
     }
 
     pub async fn insert_message(&self, message: &NewMessage<'_>) -> Result<MessageRow> {
-        let seq = self.next_counter("message_seq").await?;
+        // The insertion order: PostgreSQL's sequence (migration 9), taken by the insert itself;
+        // SQLite's counter row (one short write; SQLite has one writer anyway).
+        let (seq, seq_value) = match self.db.backend() {
+            Backend::Postgres => (Arg::NullInt, "nextval('message_seq')"),
+            Backend::Sqlite => (Arg::Int(self.next_counter("message_seq").await?), "$2"),
+        };
         let row = query(format!(
             "INSERT INTO messages (id, seq, session_id, task_id, turn_id, author_type, \
              message_type, content, metadata, pending_id, created_at, updated_at, version) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0) \
+             VALUES ($1, {seq_value}, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, 0) \
              RETURNING {MESSAGE_COLUMNS}",
         ))
         .bind(message.id)
