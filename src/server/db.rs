@@ -68,9 +68,9 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     ),
     (
         9,
-        "reservation and message sequence",
-        include_str!("../../migrations/0009_reservation_and_message_sequence.sqlite.sql"),
-        include_str!("../../migrations/0009_reservation_and_message_sequence.postgres.sql"),
+        "message sequence",
+        include_str!("../../migrations/0009_message_sequence.sqlite.sql"),
+        include_str!("../../migrations/0009_message_sequence.postgres.sql"),
     ),
 ];
 

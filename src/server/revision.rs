@@ -8,10 +8,9 @@
 //!
 //! **PostgreSQL** (several instances): the sequence is a database `SEQUENCE`
 //! (`projection_sequence`, never reset), reserved with `SELECT * FROM
-//! reserve_projection_revision()` (migration 3; an SQL function since migration 9), which
+//! reserve_projection_revision()` (migration 3), which
 //! 1. takes `pg_advisory_xact_lock_shared(EPOCH_LOCK)`, then
-//! 2. in a new statement (a `VOLATILE` function takes a new snapshot for each), reads the current
-//!    epoch and calls `nextval`.
+//! 2. in a new statement (so a new snapshot), reads the current epoch and calls `nextval`.
 //!
 //! An epoch change holds the same advisory lock **exclusively** from before it reads the stored
 //! epoch until it commits. No row is written per reservation: shared advisory locks do not
