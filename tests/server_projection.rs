@@ -572,6 +572,17 @@ fn run(cases: u32, backend: Kind) {
     }
 }
 
+/// Whether the PostgreSQL tests run (`TASK_PROJECTION_TEST_PG_URL` set); says so when not.
+fn postgres_configured() -> bool {
+    let set = std::env::var(server_support::PG_ENV)
+        .ok()
+        .is_some_and(|u| !u.is_empty());
+    if !set {
+        eprintln!("skipped: {} is not set", server_support::PG_ENV);
+    }
+    set
+}
+
 #[test]
 fn narrow_projection_equals_the_rule_over_the_transcript_sqlite() {
     run(cases(512), Kind::Sqlite);
@@ -579,12 +590,7 @@ fn narrow_projection_equals_the_rule_over_the_transcript_sqlite() {
 
 #[test]
 fn narrow_projection_equals_the_rule_over_the_transcript_postgres() {
-    if std::env::var(server_support::PG_ENV)
-        .ok()
-        .filter(|u| !u.is_empty())
-        .is_none()
-    {
-        eprintln!("skipped: {} is not set", server_support::PG_ENV);
+    if !postgres_configured() {
         return;
     }
     run(cases(512) / 4, Kind::Postgres);
@@ -603,12 +609,7 @@ fn a_window_that_cannot_decide_reads_every_turn() {
 /// decides is one joined statement.
 #[test]
 fn a_window_that_cannot_decide_reads_every_turn_postgres() {
-    if std::env::var(server_support::PG_ENV)
-        .ok()
-        .filter(|u| !u.is_empty())
-        .is_none()
-    {
-        eprintln!("skipped: {} is not set", server_support::PG_ENV);
+    if !postgres_configured() {
         return;
     }
     undecided_windows(Kind::Postgres);

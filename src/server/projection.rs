@@ -90,6 +90,18 @@ impl PendingSnapshot {
         sorted_contains(&self.referenced, turn_id)
     }
 
+    /// The turn whose request rows the rule reads ([`session_pending_read`]), if any.
+    fn named_turn(&self) -> Option<String> {
+        match session_pending_read(
+            Some(self.session.state()),
+            Some(&self.turns[..]),
+            |turn_id| self.is_referenced(turn_id),
+        ) {
+            PendingRead::Turn(turn_id) => Some(turn_id.to_owned()),
+            PendingRead::Decided(_) => None,
+        }
+    }
+
     /// The session's authoritative pending action (SPEC §4), decided by the rules: equal to
     /// [`SessionSnapshot::pending_action`] over the whole transcript of the same snapshot.
     pub fn pending_action(&self) -> (Option<PendingAction>, SessionActionReason) {
@@ -244,14 +256,8 @@ fn decided_snapshot(read: PendingWindow) -> std::result::Result<PendingSnapshot,
         referenced: window.referenced,
         requests: Vec::new(),
     };
-    let read = session_pending_read(
-        Some(snapshot.session.state()),
-        Some(&snapshot.turns[..]),
-        |turn_id| snapshot.is_referenced(turn_id),
-    );
-    if let PendingRead::Turn(turn_id) = read {
+    if let Some(turn_id) = snapshot.named_turn() {
         // The named turn is the window's current turn: its request rows were read with it.
-        let turn_id = turn_id.to_owned();
         snapshot.requests = window
             .requests
             .into_iter()
@@ -273,13 +279,8 @@ async fn snapshot_on(tx: &mut Conn, session_id: &str) -> Result<PendingSnapshot>
         referenced,
         requests: Vec::new(),
     };
-    let read = session_pending_read(
-        Some(snapshot.session.state()),
-        Some(&snapshot.turns[..]),
-        |turn_id| snapshot.is_referenced(turn_id),
-    );
-    if let PendingRead::Turn(turn_id) = read {
-        snapshot.requests = turn_requests_on(tx, session_id, turn_id).await?;
+    if let Some(turn_id) = snapshot.named_turn() {
+        snapshot.requests = turn_requests_on(tx, session_id, &turn_id).await?;
     }
     Ok(snapshot)
 }

@@ -538,19 +538,10 @@ impl Storage {
         expected_version: i64,
         change: &StateChange<'_>,
     ) -> Result<bool> {
-        let done = query(
-            "UPDATE sessions SET state = $1, updated_at = $2, completed_at = $3, \
-             state_reason = $4, version = version + 1 WHERE id = $5 AND version = $6",
-        )
-        .bind(change.state)
-        .bind(change.updated_at)
-        .bind(change.completed_at)
-        .bind(change.reason)
-        .bind(id)
-        .bind(expected_version)
-        .execute(&self.db)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        Ok(self
+            .cas_session_state_returning(id, expected_version, change)
+            .await?
+            .is_some())
     }
 
     /// [`Storage::cas_session_state`] that returns, from the same statement, the row it wrote and
