@@ -264,16 +264,8 @@ async fn clients_on_either_instance_see_writes_through_both_postgres() {
         format!("/api/dev/sim/sessions/{via_b}/messages"),
     );
     tokio::join!(
-        post(
-            &http_a,
-            &path_a,
-            json!({ "type": "message", "text": long })
-        ),
-        post(
-            &http_b,
-            &path_b,
-            json!({ "type": "message", "text": long })
-        )
+        post(&http_a, &path_a, json!({ "type": "message", "text": long })),
+        post(&http_b, &path_b, json!({ "type": "message", "text": long }))
     );
     on_b.converge(&[&a, &b]).await;
     on_a.converge(&[&a, &b]).await;
@@ -398,6 +390,10 @@ async fn a_notification_carries_the_rows_that_fit_postgres() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(notification.payload(), "", "too big to carry: the followers read it");
+    assert_eq!(
+        notification.payload(),
+        "",
+        "too big to carry: the followers read it"
+    );
     db.close().await;
 }

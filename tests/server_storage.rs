@@ -755,11 +755,16 @@ async fn connections_are_reused_and_never_left_dirty_postgres() {
         pids.push(backend_pid(&mut conn).await);
         held_all.push(conn);
     }
-    assert!(!pids.contains(&cancelled), "the cancelled connection was not reused");
+    assert!(
+        !pids.contains(&cancelled),
+        "the cancelled connection was not reused"
+    );
     // At most PG_CONNECTIONS at once: one more waits for a release.
-    assert!(tokio::time::timeout(std::time::Duration::from_millis(100), db.conn())
-        .await
-        .is_err());
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(100), db.conn())
+            .await
+            .is_err()
+    );
     drop(held_all);
     assert!(db.conn().await.is_ok());
     db.close().await;

@@ -458,11 +458,16 @@ mod tests {
 
     #[test]
     fn a_notification_carries_its_rows_or_none() {
-        let rows = notified_rows(r#"[[7,"session.message.added","{\"a\": [1, \"x\"]}"],[8,"b","{}"]]"#)
-            .expect("rows");
+        let rows =
+            notified_rows(r#"[[7,"session.message.added","{\"a\": [1, \"x\"]}"],[8,"b","{}"]]"#)
+                .expect("rows");
         assert_eq!(rows.len(), 2);
         assert_eq!(
-            (rows[0].offset, rows[0].name.as_str(), rows[0].payload.as_str()),
+            (
+                rows[0].offset,
+                rows[0].name.as_str(),
+                rows[0].payload.as_str()
+            ),
             (7, "session.message.added", r#"{"a": [1, "x"]}"#)
         );
         assert_eq!(rows[1].offset, 8);
@@ -477,7 +482,10 @@ mod tests {
         let offsets = |rows: Option<Vec<OutboxRow>>| {
             rows.map(|rows| rows.iter().map(|r| r.offset).collect::<Vec<_>>())
         };
-        assert_eq!(offsets(continuing(4, vec![row(5), row(6)])), Some(vec![5, 6]));
+        assert_eq!(
+            offsets(continuing(4, vec![row(5), row(6)])),
+            Some(vec![5, 6])
+        );
         // Already delivered (by a read), in part or whole.
         assert_eq!(offsets(continuing(5, vec![row(5), row(6)])), Some(vec![6]));
         assert_eq!(offsets(continuing(9, vec![row(5), row(6)])), Some(vec![]));

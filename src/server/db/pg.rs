@@ -65,10 +65,11 @@ impl Pool {
         if self.closed.load(Ordering::Acquire) {
             return Err(sqlx::Error::PoolClosed);
         }
-        let permit = tokio::time::timeout(self.acquire_timeout, self.permits.clone().acquire_owned())
-            .await
-            .map_err(|_| sqlx::Error::PoolTimedOut)?
-            .map_err(|_| sqlx::Error::PoolClosed)?;
+        let permit =
+            tokio::time::timeout(self.acquire_timeout, self.permits.clone().acquire_owned())
+                .await
+                .map_err(|_| sqlx::Error::PoolTimedOut)?
+                .map_err(|_| sqlx::Error::PoolClosed)?;
         let idle = self
             .idle
             .lock()
@@ -139,7 +140,6 @@ impl Held {
         self.in_transaction = false;
         Ok(())
     }
-
 }
 
 impl Drop for Held {
