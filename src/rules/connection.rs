@@ -7,6 +7,10 @@
 //! holds, another stream): the hello means "fetch the REST state again". The epoch tells why (a
 //! first connection, a reconnection to the same server run, a restarted server), for what the
 //! client shows and logs.
+//!
+//! The stream's own order: events are numbered by offset, and whoever forwards them (the server's
+//! outbox follower, its WebSocket hub) forwards each once, in offset order: [`next_offset`] says
+//! whether an offset is already past, the next one, or beyond a gap.
 
 /// What a `server.hello` tells a client about the state it holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,9 +58,44 @@ pub fn hello(held: Option<&str>, incoming: &str, resumed: bool) -> Hello {
     }
 }
 
+/// Where an event's offset stands for a forwarder that has forwarded every offset up to `cursor`
+/// ([`next_offset`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextOffset {
+    /// At or before `cursor`: already forwarded (a duplicate, or read back), dropped.
+    Past,
+    /// `cursor + 1`: forwarded now.
+    Next,
+    /// Beyond `cursor + 1`: an offset between is missing (not committed yet, or never); forwarding
+    /// this one now would break the order.
+    Gap,
+}
+
+/// Where `offset` stands after `cursor` (see [`NextOffset`]).
+pub fn next_offset(cursor: u64, offset: u64) -> NextOffset {
+    if offset <= cursor {
+        NextOffset::Past
+    } else if cursor.checked_add(1) == Some(offset) {
+        NextOffset::Next
+    } else {
+        NextOffset::Gap
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_are_past_next_or_beyond_a_gap() {
+        assert_eq!(next_offset(4, 3), NextOffset::Past);
+        assert_eq!(next_offset(4, 4), NextOffset::Past);
+        assert_eq!(next_offset(4, 5), NextOffset::Next);
+        assert_eq!(next_offset(4, 6), NextOffset::Gap);
+        assert_eq!(next_offset(0, 1), NextOffset::Next);
+        assert_eq!(next_offset(u64::MAX, u64::MAX), NextOffset::Past);
+        assert_eq!(next_offset(u64::MAX - 1, u64::MAX), NextOffset::Next);
+    }
 
     #[test]
     fn first_same_and_new_epochs() {

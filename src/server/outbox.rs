@@ -33,6 +33,8 @@ use sqlx::postgres::PgListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use crate::rules::connection::{next_offset, NextOffset};
+
 use super::db::{col, query, query_scalar, Db};
 use super::error::{Result, ServerError};
 use super::events::{Event, EventSink, PublishError};
@@ -273,14 +275,19 @@ fn notified_rows(payload: &str) -> Option<Vec<OutboxRow>> {
 }
 
 /// The rows of `rows` after `cursor`, when they continue it without a gap (`Some(empty)` when
-/// every row is at or before it); `None` when an offset is missing between them.
+/// every row is at or before it); `None` when an offset is missing between them
+/// ([`next_offset`]).
 fn continuing(cursor: u64, rows: Vec<OutboxRow>) -> Option<Vec<OutboxRow>> {
-    let fresh: Vec<OutboxRow> = rows.into_iter().filter(|r| r.offset > cursor).collect();
-    let mut next = cursor;
-    for row in &fresh {
-        next = next.checked_add(1)?;
-        if row.offset != next {
-            return None;
+    let mut fresh = Vec::with_capacity(rows.len());
+    let mut at = cursor;
+    for row in rows {
+        match next_offset(at, row.offset) {
+            NextOffset::Past => {}
+            NextOffset::Next => {
+                at = row.offset;
+                fresh.push(row);
+            }
+            NextOffset::Gap => return None,
         }
     }
     Some(fresh)
@@ -310,7 +317,7 @@ where
                     Ok(rows) => {
                         let full = rows.len() >= usize::try_from(PAGE).unwrap_or(usize::MAX);
                         for row in rows {
-                            if row.offset != cursor.saturating_add(1) {
+                            if next_offset(cursor, row.offset) != NextOffset::Next {
                                 // An offset not committed yet (or rolled back): wait a while.
                                 let since = match gap {
                                     Some((missing, since))

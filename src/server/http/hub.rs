@@ -30,6 +30,7 @@ use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 
+use crate::rules::connection::{next_offset, NextOffset};
 use crate::server::events::{Event, EventSink, PublishError, SERVER_HELLO};
 use crate::server::outbox;
 use crate::server::Db;
@@ -211,7 +212,8 @@ impl Hub {
             .delivered
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if offset <= delivered.latest {
+        // Each offset once (the follower's order; a skipped gap is fine).
+        if next_offset(delivered.latest, offset) == NextOffset::Past {
             return;
         }
         self.deliver_locked(&mut delivered, offset, name, payload);
@@ -513,7 +515,11 @@ fn drain(
     first: Arc<Buffered>,
     latest: u64,
 ) -> (Vec<Arc<Buffered>>, Option<Ended>) {
-    let fresh = |frame: &Buffered| frame.offset.is_none_or(|offset| offset > latest);
+    let fresh = |frame: &Buffered| {
+        frame
+            .offset
+            .is_none_or(|offset| next_offset(latest, offset) != NextOffset::Past)
+    };
     let mut batch = Vec::new();
     if fresh(&first) {
         batch.push(first);
