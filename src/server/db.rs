@@ -282,11 +282,7 @@ impl Db {
                 conn.execute_batch("BEGIN")?;
                 Held::Sqlite { conn, open: true }
             }
-            Handle::Postgres(pool) => {
-                let mut held = pool.acquire().await?;
-                held.begin("BEGIN").await?;
-                Held::Postgres(held)
-            }
+            Handle::Postgres(pool) => Held::Postgres(pool.begin("BEGIN").await?),
         };
         Ok(Conn { held: Some(held) })
     }
@@ -297,14 +293,12 @@ impl Db {
     pub async fn begin_read(&self) -> Result<Conn> {
         match self.handle.as_ref() {
             Handle::Sqlite(_) => self.begin().await,
-            Handle::Postgres(pool) => {
-                let mut held = pool.acquire().await?;
-                held.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    .await?;
-                Ok(Conn {
-                    held: Some(Held::Postgres(held)),
-                })
-            }
+            Handle::Postgres(pool) => Ok(Conn {
+                held: Some(Held::Postgres(
+                    pool.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        .await?,
+                )),
+            }),
         }
     }
 
@@ -382,7 +376,7 @@ enum Held {
         open: bool,
     },
     /// A PostgreSQL connection, in a transaction when [`Db::begin`] opened it (dropped
-    /// uncommitted, it is closed, which rolls the transaction back).
+    /// uncommitted, the pool rolls it back: `db/pg.rs`).
     Postgres(pg::Held),
 }
 
@@ -415,8 +409,8 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        // PostgreSQL's connection is closed (rolling back) by its own drop; SQLite's transaction
-        // is rolled back here.
+        // PostgreSQL's pool rolls its own back when the connection drops (`db/pg.rs`); SQLite's
+        // transaction is rolled back here.
         if let Some(Held::Sqlite { conn, open: true }) = &self.held {
             if let Err(error) = conn.execute_batch("ROLLBACK") {
                 tracing::warn!(%error, "SQLite rollback failed");

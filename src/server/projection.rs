@@ -223,13 +223,13 @@ async fn read_transaction(storage: &Storage) -> Result<Conn> {
 }
 
 /// The [`PendingSnapshot`] of one session from [`pending_window`]'s one statement, when its window
-/// decides ([`window_decides`]); `Err(())` when the session must be read whole (a turn without
-/// order keys, or a window that does not decide). [`ServerError::NotFound`] when the session does
-/// not exist.
+/// decides ([`window_decides`]); `None` when the session must be read whole (a turn without order
+/// keys, or a window that does not decide). [`ServerError::NotFound`] when the session does not
+/// exist.
 async fn windowed_snapshot(
     on: impl Into<On<'_>>,
     session_id: &str,
-) -> Result<std::result::Result<PendingSnapshot, ()>> {
+) -> Result<Option<PendingSnapshot>> {
     let Some(read) = pending_window(on, session_id).await? else {
         return Err(ServerError::NotFound {
             what: "session",
@@ -240,15 +240,13 @@ async fn windowed_snapshot(
 }
 
 /// The [`PendingSnapshot`] a [`PendingWindow`] stands for, when its window decides
-/// ([`window_decides`]); `Err(())` when the session must be read whole.
-fn decided_snapshot(read: PendingWindow) -> std::result::Result<PendingSnapshot, ()> {
-    let Some(window) = read.window else {
-        return Err(());
-    };
-    if !window_decides(&window.turns, window.exhausted, |id| {
+/// ([`window_decides`]); `None` when the session must be read whole.
+fn decided_snapshot(read: PendingWindow) -> Option<PendingSnapshot> {
+    let window = read.window?;
+    if !window_decides(&window.turns, window.exhausted(), |id| {
         sorted_contains(&window.referenced, id)
     }) {
-        return Err(());
+        return None;
     }
     let mut snapshot = PendingSnapshot {
         session: read.session,
@@ -264,15 +262,20 @@ fn decided_snapshot(read: PendingWindow) -> std::result::Result<PendingSnapshot,
             .filter(|m| m.turn_id() == Some(turn_id.as_str()))
             .collect();
     }
-    Ok(snapshot)
+    Some(snapshot)
 }
 
 /// The [`PendingSnapshot`] of one session in separate statements on `tx` (inside the caller's
-/// read transaction): the session row, its current turns ([`current_turns_on`]: a window when it
-/// decides, otherwise every turn), and the request rows of the turn the rule names.
-async fn snapshot_on(tx: &mut Conn, session_id: &str) -> Result<PendingSnapshot> {
+/// read transaction): the session row, its current turns (with `window`, [`current_turns_on`]: a
+/// window when it decides, otherwise every turn; without, every turn), and the request rows of
+/// the turn the rule names.
+async fn snapshot_on(tx: &mut Conn, session_id: &str, window: bool) -> Result<PendingSnapshot> {
     let session = session_on(tx, session_id).await?;
-    let (turns, referenced) = current_turns_on(tx, session_id).await?;
+    let (turns, referenced) = if window {
+        current_turns_on(tx, session_id).await?
+    } else {
+        turns_referenced_on(tx, session_id).await?
+    };
     let mut snapshot = PendingSnapshot {
         session,
         turns,
@@ -294,25 +297,29 @@ pub async fn load_pending_snapshots(
     storage: &Storage,
     session_ids: &[&str],
 ) -> Result<Vec<PendingSnapshot>> {
-    // PostgreSQL: a statement is a round trip, so a session is one statement when it can be.
+    // PostgreSQL: a statement is a round trip, so a session is one statement when it can be, and
+    // a session whose joined window did not decide is read whole (its window is not read again).
     // SQLite: a statement is a call, and the joined rows cost more than three narrow reads.
     let joined = storage.db().backend() == Backend::Postgres;
+    // One session whose window did not decide: the transaction below reads it whole.
+    let mut undecided = false;
     if let ([id], true) = (session_ids, joined) {
-        if let Ok(snapshot) = windowed_snapshot(storage.db(), id).await? {
-            return Ok(vec![snapshot]);
+        match windowed_snapshot(storage.db(), id).await? {
+            Some(snapshot) => return Ok(vec![snapshot]),
+            None => undecided = true,
         }
     }
     let mut tx = read_transaction(storage).await?;
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
-        let windowed = if joined {
+        let windowed = if joined && !undecided {
             windowed_snapshot(&mut tx, id).await?
         } else {
-            Err(())
+            None
         };
         let snapshot = match windowed {
-            Ok(snapshot) => snapshot,
-            Err(()) => snapshot_on(&mut tx, id).await?,
+            Some(snapshot) => snapshot,
+            None => snapshot_on(&mut tx, id, !joined).await?,
         };
         snapshots.push(snapshot);
     }
@@ -554,11 +561,9 @@ impl Projector {
             return Ok(None);
         }
         let read = task_windows(self.storage.db(), task_id).await?;
-        let snapshots: std::result::Result<Vec<PendingSnapshot>, ()> =
+        let snapshots: Option<Vec<PendingSnapshot>> =
             read.sessions.into_iter().map(decided_snapshot).collect();
-        Ok(snapshots
-            .ok()
-            .map(|snapshots| (read.summary, task_action_of(snapshots))))
+        Ok(snapshots.map(|snapshots| (read.summary, task_action_of(snapshots))))
     }
 
     /// [`Projector::task_action`] from the task's sessions and then their snapshots.

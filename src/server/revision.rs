@@ -99,8 +99,7 @@ async fn allocate_on(db: &Db, unless_stale: Option<&str>) -> Result<String> {
         let mut tx = db.begin().await?;
         match backend {
             Backend::Postgres => {
-                // (a plain column: the function returns `void`)
-                query("SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                query("SELECT pg_advisory_xact_lock($1)")
                     .bind(EPOCH_LOCK)
                     .execute(&mut tx)
                     .await?;

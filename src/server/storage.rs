@@ -276,6 +276,18 @@ pub struct SummaryRow {
     pub summary: Value,
 }
 
+impl SummaryRow {
+    fn read(row: &impl Columns) -> Result<SummaryRow> {
+        let task_id: String = col(row, "task_status_summaries", "task_id")?;
+        let text: String = col(row, "task_status_summaries", "summary")?;
+        Ok(SummaryRow {
+            summary: parse_json("task_status_summaries", &task_id, &text)?,
+            revision: col(row, "task_status_summaries", "revision")?,
+            task_id,
+        })
+    }
+}
+
 /// A durable clarification response-delivery intent (SPEC §8).
 #[derive(Clone, Debug, PartialEq)]
 pub struct IntentRow {
@@ -890,13 +902,7 @@ impl Storage {
         .bind(task_id)
         .fetch_optional(&self.db)
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        let text: String = col(&row, "task_status_summaries", "summary")?;
-        Ok(Some(SummaryRow {
-            task_id: col(&row, "task_status_summaries", "task_id")?,
-            revision: col(&row, "task_status_summaries", "revision")?,
-            summary: parse_json("task_status_summaries", task_id, &text)?,
-        }))
+        row.as_ref().map(SummaryRow::read).transpose()
     }
 
     /// Inserts a summary (its `revision` key must equal `revision`).
@@ -1116,9 +1122,15 @@ pub(crate) async fn turns_window_on(
         return Ok(None);
     }
     let (turns, referenced) = read_all_referenced(&rows)?;
-    let completed = turns.iter().filter(|t| !t.is_open()).count();
-    let exhausted = i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW);
+    let exhausted = window_exhausted(&turns);
     Ok(Some((turns, referenced, exhausted)))
+}
+
+/// Whether a window read by [`turns_window_on`]'s bound leaves no completed turn of the session
+/// out: it holds fewer completed turns than [`TURN_WINDOW`].
+fn window_exhausted(turns: &[TurnRow]) -> bool {
+    let completed = turns.iter().filter(|t| !t.is_open()).count();
+    i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW)
 }
 
 /// What [`pending_window`] read of one session, in one statement.
@@ -1136,11 +1148,16 @@ pub(crate) struct TurnWindow {
     pub turns: Vec<TurnRow>,
     /// The ids of the window's turns that messages reference, sorted.
     pub referenced: Vec<String>,
-    /// No completed turn of the session is outside the window.
-    pub exhausted: bool,
     /// The messages of the window's turns whose `type` is one of [`REQUEST_TYPES`], in insertion
     /// order (`seq`).
     pub requests: Vec<MessageRow>,
+}
+
+impl TurnWindow {
+    /// No completed turn of the session is outside the window.
+    pub fn exhausted(&self) -> bool {
+        window_exhausted(&self.turns)
+    }
 }
 
 /// `columns` (a column list) qualified with `table`.
@@ -1154,8 +1171,9 @@ fn qualified(table: &str, columns: &str) -> String {
 
 /// The joined window read of [`pending_window`] and [`task_windows`] (PostgreSQL: `LATERAL`): one
 /// row per (session, window turn, request row of it), in no particular order, from `from` (which
-/// names the sessions `s`; `extra` adds columns before theirs) filtered by `filter`. The parts are separated by marker
-/// columns (`session_part`, `turn_part`, `message_part`) because their column names repeat.
+/// names the sessions `s`; `extra` adds columns before theirs), filtered by `filter`. The parts
+/// are separated by marker columns (`session_part`, `turn_part`, `message_part`) because their
+/// column names repeat.
 /// Every part is an index probe whatever the planner's statistics: the window's turns through the
 /// partial and ordered indexes of migrations 6 and 7, and, for each of them, whether a message
 /// references it and its request rows through `messages_session_turn` (lateral subqueries with a
@@ -1218,7 +1236,6 @@ fn read_windows(rows: &[Row]) -> Result<Vec<PendingWindow>> {
                     window: (!unkeyed).then(|| TurnWindow {
                         turns: Vec::new(),
                         referenced: Vec::new(),
-                        exhausted: true,
                         requests: Vec::new(),
                     }),
                 });
@@ -1252,8 +1269,6 @@ fn read_windows(rows: &[Row]) -> Result<Vec<PendingWindow>> {
         window.referenced.sort_unstable();
         window.referenced.dedup();
         window.requests.sort_by_key(|m| m.seq);
-        let completed = window.turns.iter().filter(|t| !t.is_open()).count();
-        window.exhausted = i64::try_from(completed).is_ok_and(|n| n < TURN_WINDOW);
     }
     Ok(windows)
 }
@@ -1304,14 +1319,10 @@ pub(crate) async fn task_windows(db: &Db, task_id: &str) -> Result<TaskWindows> 
     let mut summary = None;
     if let Some(first) = rows.first() {
         let part = section(first, "summary_part")?;
+        // NULL when the task has no summary (the left join).
         let revision: Option<i64> = col(&part, "task_status_summaries", "revision")?;
-        if let Some(revision) = revision {
-            let text: String = col(&part, "task_status_summaries", "summary")?;
-            summary = Some(SummaryRow {
-                task_id: task_id.to_owned(),
-                revision,
-                summary: parse_json("task_status_summaries", task_id, &text)?,
-            });
+        if revision.is_some() {
+            summary = Some(SummaryRow::read(&part)?);
         }
     }
     Ok(TaskWindows {

@@ -88,6 +88,13 @@ impl Pool {
         })
     }
 
+    /// Checks a connection out and opens a transaction on it with `begin` (a `BEGIN` statement).
+    pub(super) async fn begin(self: &Arc<Pool>, begin: &'static str) -> sqlx::Result<Held> {
+        let mut held = self.acquire().await?;
+        held.begin(begin).await?;
+        Ok(held)
+    }
+
     /// Closes the idle connections; connections still out are closed when released.
     pub(super) async fn close(&self) {
         self.closed.store(true, Ordering::Release);
@@ -124,7 +131,7 @@ impl Held {
     }
 
     /// Opens a transaction with `begin` (a `BEGIN` statement).
-    pub(super) async fn begin(&mut self, begin: &'static str) -> sqlx::Result<()> {
+    async fn begin(&mut self, begin: &'static str) -> sqlx::Result<()> {
         self.in_transaction = true;
         self.control(begin).await
     }

@@ -17,7 +17,7 @@ use crate::server::http::error::{ApiError, ApiResult};
 use crate::server::http::wire::task_wire;
 use crate::server::projection::{load_pending_snapshot, MessageEventKind, PendingSnapshot};
 use crate::server::storage::{
-    ChangedSession, MessageRow, NewMessage, NewSession, NewTask, NewTurn, StateChange,
+    ChangedSession, MessageRow, NewMessage, NewSession, NewTask, NewTurn, SessionRow, StateChange,
 };
 use crate::server::ServerError;
 
@@ -284,42 +284,42 @@ async fn add_message(app: &App, core: &Core, msg: Msg<'_>) -> Result<MessageRow,
 }
 
 async fn require_turn(app: &App, session_id: &str) -> ApiResult<String> {
-    current_turn_id(app, session_id).await?.ok_or_else(|| {
-        ApiError::conflict(
-            "no_turn",
-            format!("session {session_id:?} has no turn: start one first"),
-        )
-    })
+    current_turn_id(app, session_id)
+        .await?
+        .ok_or_else(|| no_turn(session_id))
+}
+
+/// 409 `no_turn`: the session has no current turn.
+fn no_turn(session_id: &str) -> ApiError {
+    ApiError::conflict(
+        "no_turn",
+        format!("session {session_id:?} has no turn: start one first"),
+    )
+}
+
+/// 409 `session_terminal` when the session has ended.
+fn live(session: &SessionRow) -> ApiResult<()> {
+    if session.state().is_terminal() {
+        return Err(ApiError::conflict(
+            "session_terminal",
+            format!("session {:?} is {}", session.id, session.state_text),
+        ));
+    }
+    Ok(())
 }
 
 /// [`require_live_session`] and [`require_turn`] from one read: the session's task id and its
 /// current turn (409 `session_terminal`, then 409 `no_turn`).
 async fn require_live_turn(app: &App, session_id: &str) -> ApiResult<(String, String)> {
     let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
-    let session = &snapshot.session;
-    if session.state().is_terminal() {
-        return Err(ApiError::conflict(
-            "session_terminal",
-            format!("session {session_id:?} is {}", session.state_text),
-        ));
-    }
-    let turn = current_turn_of(&snapshot).ok_or_else(|| {
-        ApiError::conflict(
-            "no_turn",
-            format!("session {session_id:?} has no turn: start one first"),
-        )
-    })?;
+    live(&snapshot.session)?;
+    let turn = current_turn_of(&snapshot).ok_or_else(|| no_turn(session_id))?;
     Ok((snapshot.session.task_id.clone(), turn))
 }
 
 pub(super) async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
     let session = app.storage.session(session_id).await?;
-    if session.state().is_terminal() {
-        return Err(ApiError::conflict(
-            "session_terminal",
-            format!("session {session_id:?} is {}", session.state_text),
-        ));
-    }
+    live(&session)?;
     Ok(session.task_id)
 }
 
