@@ -99,20 +99,27 @@ async fn rows_round_trip(db: Db, _: Kind) {
     );
     assert_eq!(session.completed_at, Some(t("13:00")));
 
-    // Message metadata compare-and-set, delete.
-    assert!(s
+    // Message metadata compare-and-set (on the version of the row as read; the row written
+    // comes back), delete.
+    let read = s.message("m1").await.unwrap();
+    assert_eq!(read.version, 0);
+    let written = s
         .cas_message_metadata(
-            "m1",
-            0,
+            &read,
             &json!({ "pending_id": "p1", "status": "answered" }),
-            &t("13:00")
+            &t("13:00"),
         )
         .await
-        .unwrap());
-    assert!(!s
-        .cas_message_metadata("m1", 0, &json!({}), &t("13:00"))
+        .unwrap()
+        .expect("the compare-and-set wins on the version read");
+    assert_eq!(written.version, 1);
+    assert!(!written.status().is_pending());
+    assert_eq!(written, s.message("m1").await.unwrap());
+    assert!(s
+        .cas_message_metadata(&read, &json!({}), &t("13:00"))
         .await
-        .unwrap());
+        .unwrap()
+        .is_none());
     assert!(!s.message("m1").await.unwrap().status().is_pending());
     assert!(s.delete_message("m2").await.unwrap());
     assert!(matches!(
@@ -439,6 +446,81 @@ async fn a_database_restart_advances_the_epoch_postgres() {
     assert_eq!(stored_epoch(&db).await.unwrap().as_deref(), Some("3"));
 }
 
+/// PostgreSQL: a one-session projection reserves and reads in one call (migration 10's
+/// `reserve_pending_window()`). A restart seen there advances the epoch as a plain reservation
+/// does: the reservation is dropped with its read, and the projection made again is labelled
+/// with the new epoch, after everything before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_restart_seen_by_a_projection_advances_the_epoch_postgres() {
+    let Some(url) = fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = Db::connect(&url).await.unwrap();
+    let fx = Fx::new(&db);
+    fx.task("task-1").await;
+    fx.session("s1", "task-1", "WAITING_FOR_INPUT").await;
+    fx.turn("t1", "s1", "12:00", None, json!({})).await;
+    fx.question("q1", "s1", "t1", "p1", "pending", "12:01")
+        .await;
+    let p = projector(&db).await;
+    let before = p.project_sessions(&["s1"]).await.unwrap().remove(0);
+    assert_eq!(before.revision.epoch, "1");
+    assert_eq!(before.pending_action, Some(PendingAction::Clarification));
+    task_projection::server::db::query(
+        "UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
+        .execute(&db)
+        .await
+        .unwrap();
+    let after = p.project_sessions(&["s1"]).await.unwrap().remove(0);
+    assert_eq!(after.revision.epoch, "2");
+    assert!(newer(&after.revision, &before.revision));
+    assert_eq!(after.pending_action, Some(PendingAction::Clarification));
+    assert_eq!(stored_epoch(&db).await.unwrap().as_deref(), Some("2"));
+    // A session that does not exist: reserved, then not found.
+    assert!(matches!(
+        p.project_sessions(&["nope"]).await,
+        Err(ServerError::NotFound { .. })
+    ));
+}
+
+/// PostgreSQL: `reserve_pending_window()` reads after its reservation only under READ COMMITTED
+/// (a new snapshot per statement); inside a REPEATABLE READ transaction its read would be the
+/// transaction's first snapshot, taken before the reservation, so it refuses to run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reserving_read_refuses_a_snapshot_taken_before_it_postgres() {
+    let Some(url) = fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = Db::connect(&url).await.unwrap();
+    let _clock = RevisionClock::start(db.clone()).await.unwrap();
+    let call = "SELECT * FROM reserve_pending_window('s1', 8, 'clarification_request', \
+                'permission_request')";
+    let mut tx = db.begin_read().await.unwrap();
+    let refused = task_projection::server::db::query(call)
+        .fetch_all(&mut tx)
+        .await
+        .expect_err("refused under REPEATABLE READ");
+    assert!(
+        refused.to_string().contains("needs READ COMMITTED"),
+        "{refused}"
+    );
+    drop(tx);
+    // Outside a transaction (READ COMMITTED) the same call reserves: one row of NULLs after the
+    // reservation for a session that does not exist.
+    let rows = task_projection::server::db::query(call)
+        .fetch_all(&db)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+}
+
 // ---- authoritative projection (SPEC §2, §4) ----------------------------------------------------
 
 async fn projection_current_turn_rules(db: Db, _: Kind) {
@@ -698,25 +780,28 @@ async fn connections_are_reused_and_never_left_dirty_postgres() {
     drop(conn);
     assert_eq!(backend_pid(&db).await, held, "returned to the pool");
 
-    // Dropped uncommitted: rolled back, and the connection comes back.
-    {
+    // Dropped uncommitted: rolled back, and the connection comes back. (Watched from a
+    // connection of its own: on the pool, the probe would run on the rolled-back connection as
+    // soon as it is back, and see it busy with the probe itself.)
+    let mut probe = {
         let mut tx = db.begin().await.unwrap();
         query("INSERT INTO pool_probe VALUES (1)")
             .execute(&mut tx)
             .await
             .unwrap();
-    }
+        db.conn().await.unwrap()
+    };
     let mut idle = false;
     for _ in 0..200 {
         let count: i64 = query_scalar("SELECT COUNT(*) FROM pool_probe")
-            .fetch_one(&db)
+            .fetch_one(&mut probe)
             .await
             .unwrap();
         assert_eq!(count, 0, "an uncommitted insert is never visible");
         let state: Option<String> =
             query_scalar("SELECT state FROM pg_stat_activity WHERE pid = $1")
                 .bind(held)
-                .fetch_optional(&db)
+                .fetch_optional(&mut probe)
                 .await
                 .unwrap();
         assert!(state.is_some(), "the connection stays open");
@@ -727,6 +812,7 @@ async fn connections_are_reused_and_never_left_dirty_postgres() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert!(idle, "the dropped transaction is rolled back");
+    drop(probe);
     let (mut a, mut b) = (db.conn().await.unwrap(), db.conn().await.unwrap());
     assert!(
         [backend_pid(&mut a).await, backend_pid(&mut b).await].contains(&held),

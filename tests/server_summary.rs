@@ -105,8 +105,7 @@ async fn repair_rewrites_only_the_pending_fields(db: Db, _: Kind) {
     let q = s.fx.storage.message("q1").await.unwrap();
     s.fx.storage
         .cas_message_metadata(
-            "q1",
-            q.version,
+            &q,
             &json!({ "pending_id": "p1", "status": "answered" }),
             &t("14:00"),
         )

@@ -65,6 +65,14 @@
 //! whole argument is in [`revision`]. On SQLite, one writer at a time: the sequence is the
 //! epoch row's counter, one short WAL append per reservation.
 //!
+//! *Reserved before the read* is about snapshots, not statement order: one statement reads the
+//! snapshot taken when it starts, so a reservation made inside the reading statement would come
+//! after its snapshot, and a write committed in between could be missed by a read labelled newer
+//! than that write's own projection. A one-session projection on PostgreSQL is still one round
+//! trip: `reserve_pending_window()` (migration 10) reserves in its first statement and reads in a
+//! later one, which under READ COMMITTED takes a new snapshot after the reservation (the function
+//! refuses to run under another isolation, where the first snapshot would serve the whole call).
+//!
 //! **Events** fan out through the database itself ([`outbox`]): every instance inserts what it
 //! publishes into `event_outbox` (offset = the row id), `NOTIFY` wakes every instance, each reads
 //! the new rows in offset order and sends them to its sockets. A client on any instance sees

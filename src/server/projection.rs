@@ -34,9 +34,9 @@ use super::events::{
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    bundle_rows_on, messages_on, pending_window, session_on, task_windows, turn_referenced_on,
-    turn_requests_on, turns_on, turns_referenced_on, turns_window_on, MessageRow, PendingWindow,
-    SessionRow, Storage, SummaryRow, TurnRow,
+    bundle_rows_on, messages_on, pending_window, reserved_pending_window, session_on, task_windows,
+    turn_referenced_on, turn_requests_on, turns_on, turns_referenced_on, turns_window_on,
+    MessageRow, PendingWindow, SessionRow, Storage, SummaryRow, TurnRow,
 };
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
@@ -288,6 +288,15 @@ async fn snapshot_on(tx: &mut Conn, session_id: &str, window: bool) -> Result<Pe
     Ok(snapshot)
 }
 
+/// The [`PendingSnapshot`] of one session read whole ([`snapshot_on`] without a window), in one
+/// read transaction.
+async fn whole_snapshot(storage: &Storage, session_id: &str) -> Result<PendingSnapshot> {
+    let mut tx = read_transaction(storage).await?;
+    let snapshot = snapshot_on(&mut tx, session_id, false).await?;
+    tx.commit().await?;
+    Ok(snapshot)
+}
+
 /// Reads what the pending action of each of `session_ids` reads ([`PendingSnapshot`]), from one
 /// snapshot. On PostgreSQL a session is one statement ([`pending_window`]) when its window of
 /// turns decides, and one such session needs no transaction; otherwise (and on SQLite) the rule
@@ -301,18 +310,17 @@ pub async fn load_pending_snapshots(
     // a session whose joined window did not decide is read whole (its window is not read again).
     // SQLite: a statement is a call, and the joined rows cost more than three narrow reads.
     let joined = storage.db().backend() == Backend::Postgres;
-    // One session whose window did not decide: the transaction below reads it whole.
-    let mut undecided = false;
     if let ([id], true) = (session_ids, joined) {
-        match windowed_snapshot(storage.db(), id).await? {
-            Some(snapshot) => return Ok(vec![snapshot]),
-            None => undecided = true,
-        }
+        let snapshot = match windowed_snapshot(storage.db(), id).await? {
+            Some(snapshot) => snapshot,
+            None => whole_snapshot(storage, id).await?,
+        };
+        return Ok(vec![snapshot]);
     }
     let mut tx = read_transaction(storage).await?;
     let mut snapshots = Vec::with_capacity(session_ids.len());
     for id in session_ids {
-        let windowed = if joined && !undecided {
+        let windowed = if joined {
             windowed_snapshot(&mut tx, id).await?
         } else {
             None
@@ -495,22 +503,45 @@ impl Projector {
     }
 
     /// Projects the given sessions. The revision is reserved **before** the read (SPEC §5); the
-    /// read is what the rule reads ([`load_pending_snapshots`]), not the transcript.
+    /// read is what the rule reads ([`load_pending_snapshots`]), not the transcript. On
+    /// PostgreSQL one session is reserved and read in one call (`storage::reserved_pending_window`).
     pub async fn project_sessions(&self, session_ids: &[&str]) -> Result<Vec<SessionProjection>> {
+        if let ([id], Backend::Postgres) = (session_ids, self.storage.db().backend()) {
+            return Ok(vec![self.project_reserved(id).await?]);
+        }
         let revision = self.clock.reserve().await?;
         let snapshots = load_pending_snapshots(&self.storage, session_ids).await?;
         Ok(snapshots
             .into_iter()
-            .map(|snapshot| {
-                let (pending_action, reason) = snapshot.pending_action();
-                SessionProjection {
-                    session: snapshot.session,
-                    pending_action,
-                    reason,
-                    revision: revision.clone(),
-                }
-            })
+            .map(|snapshot| projection(snapshot, revision.clone()))
             .collect())
+    }
+
+    /// PostgreSQL: one session's projection from [`reserved_pending_window`]'s one call; a
+    /// session whose window does not decide is then read whole (after the reservation, as every
+    /// read it labels).
+    async fn project_reserved(&self, session_id: &str) -> Result<SessionProjection> {
+        // Twice at most, as `RevisionClock::reserve`: a reservation made under a database restart
+        // the epoch does not know yet is dropped with its read, and both are made again.
+        for _ in 0..2 {
+            let (reservation, window) =
+                reserved_pending_window(self.storage.db(), session_id).await?;
+            let Some(revision) = self.clock.accept(reservation).await? else {
+                continue;
+            };
+            let Some(window) = window else {
+                return Err(ServerError::NotFound {
+                    what: "session",
+                    id: session_id.to_owned(),
+                });
+            };
+            let snapshot = match decided_snapshot(window) {
+                Some(snapshot) => snapshot,
+                None => whole_snapshot(&self.storage, session_id).await?,
+            };
+            return Ok(projection(snapshot, revision));
+        }
+        Err(ServerError::EpochContention(2))
     }
 
     /// The task-session list (newest first by `started_at` in the rules' timestamp order), each
@@ -631,6 +662,17 @@ impl Projector {
             tracing::warn!(session_id, %error, "message event publication failed");
         }
         event
+    }
+}
+
+/// The projection a snapshot read after `revision` was reserved stands for.
+fn projection(snapshot: PendingSnapshot, revision: Revision) -> SessionProjection {
+    let (pending_action, reason) = snapshot.pending_action();
+    SessionProjection {
+        session: snapshot.session,
+        pending_action,
+        reason,
+        revision,
     }
 }
 

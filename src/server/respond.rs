@@ -411,7 +411,10 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
             .collect();
         for row in &claimed {
             let metadata = claimed_metadata(row, input, detached);
-            if !cas_message_metadata_on(&mut tx, row.id(), row.version, &metadata, &now).await? {
+            if cas_message_metadata_on(&mut tx, row, &metadata, &now)
+                .await?
+                .is_none()
+            {
                 tx.rollback().await?;
                 return Ok(None);
             }
@@ -467,10 +470,11 @@ impl<W: WaiterRegistry, R: Resumer> RespondService<W, R> {
                 || intent.prior_state == PRIOR_DETACHED
                 || agent_disconnected(&row);
             let metadata = restored_metadata(&row, disconnected);
-            if !self
+            if self
                 .storage()
-                .cas_message_metadata(id, row.version, &metadata, &now)
+                .cas_message_metadata(&row, &metadata, &now)
                 .await?
+                .is_none()
             {
                 tracing::warn!(pending_id = %intent.pending_id, message_id = %id, "restore lost a race");
             }

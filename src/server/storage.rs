@@ -12,6 +12,7 @@ use crate::wire::{self, Json, MessageMeaning, Path};
 
 use super::db::{col, query, query_scalar, Arg, Backend, Columns, Conn, Db, On, Row};
 use super::error::{Result, ServerError};
+use super::revision::Reservation;
 
 fn to_bool(value: i64) -> bool {
     value != 0
@@ -610,13 +611,14 @@ impl Storage {
 
     // ---- turns --------------------------------------------------------------------------------
 
-    pub async fn insert_turn(&self, turn: &NewTurn<'_>) -> Result<()> {
+    /// Inserts a turn; returns the row as stored.
+    pub async fn insert_turn(&self, turn: &NewTurn<'_>) -> Result<TurnRow> {
         let (started_key, created_key) = turn_keys(turn.started_at, turn.created_at);
-        query(
+        let row = query(format!(
             "INSERT INTO turns (id, session_id, task_id, started_at, completed_at, created_at, \
              updated_at, metadata, started_key, created_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)",
-        )
+             VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9) RETURNING {TURN_COLUMNS}"
+        ))
         .bind(turn.id)
         .bind(turn.session_id)
         .bind(turn.task_id)
@@ -626,9 +628,9 @@ impl Storage {
         .bind(turn.metadata.to_string())
         .bind(started_key)
         .bind(created_key)
-        .execute(&self.db)
+        .fetch_one(&self.db)
         .await?;
-        Ok(())
+        TurnRow::read(&row)
     }
 
     pub async fn turn(&self, id: &str) -> Result<TurnRow> {
@@ -645,13 +647,18 @@ impl Storage {
         }
     }
 
-    pub async fn complete_turn(&self, id: &str, completed_at: &str) -> Result<()> {
-        query("UPDATE turns SET completed_at = $1, updated_at = $1 WHERE id = $2")
-            .bind(completed_at)
-            .bind(id)
-            .execute(&self.db)
-            .await?;
-        Ok(())
+    /// Completes an open turn; returns the completed row, or `None` when the turn is already
+    /// completed or does not exist (nothing written).
+    pub async fn complete_turn(&self, id: &str, completed_at: &str) -> Result<Option<TurnRow>> {
+        let row = query(format!(
+            "UPDATE turns SET completed_at = $1, updated_at = $1 \
+             WHERE id = $2 AND completed_at IS NULL RETURNING {TURN_COLUMNS}"
+        ))
+        .bind(completed_at)
+        .bind(id)
+        .fetch_optional(&self.db)
+        .await?;
+        row.as_ref().map(TurnRow::read).transpose()
     }
 
     /// The turns of a session, in storage order.
@@ -739,16 +746,16 @@ impl Storage {
         messages_on(&mut conn, session_id).await
     }
 
-    /// Compare-and-set of a message's metadata on its version: `false` when it changed.
+    /// Compare-and-set of a message's metadata on the version of `row` (as read): the row
+    /// written, or `None` when it changed since (nothing written).
     pub async fn cas_message_metadata(
         &self,
-        id: &str,
-        expected_version: i64,
+        row: &MessageRow,
         metadata: &Value,
         updated_at: &str,
-    ) -> Result<bool> {
+    ) -> Result<Option<MessageRow>> {
         let mut conn = self.db.conn().await?;
-        cas_message_metadata_on(&mut conn, id, expected_version, metadata, updated_at).await
+        cas_message_metadata_on(&mut conn, row, metadata, updated_at).await
     }
 
     /// The sessions holding `clarification_request` rows of bundle `pending_id`.
@@ -935,18 +942,37 @@ impl Storage {
         summary: &Value,
         updated_at: &str,
     ) -> Result<bool> {
-        let done = query(
+        Ok(self
+            .cas_summary_returning(task_id, expected_revision, revision, summary, updated_at)
+            .await?
+            .is_some())
+    }
+
+    /// [`Storage::cas_summary`] that returns, from the same statement, the task's workspace id
+    /// (what a `task.status_summary.updated` event carries; `Some(None)` when the task row is
+    /// gone): `None` when another writer got there first.
+    pub async fn cas_summary_returning(
+        &self,
+        task_id: &str,
+        expected_revision: i64,
+        revision: i64,
+        summary: &Value,
+        updated_at: &str,
+    ) -> Result<Option<Option<String>>> {
+        let row = query(
             "UPDATE task_status_summaries SET revision = $1, summary = $2, updated_at = $3 \
-             WHERE task_id = $4 AND revision = $5",
+             WHERE task_id = $4 AND revision = $5 RETURNING (SELECT workspace_id FROM tasks \
+             WHERE tasks.id = task_status_summaries.task_id) AS workspace_id",
         )
         .bind(revision)
         .bind(summary.to_string())
         .bind(updated_at)
         .bind(task_id)
         .bind(expected_revision)
-        .execute(&self.db)
+        .fetch_optional(&self.db)
         .await?;
-        Ok(done.rows_affected() == 1)
+        row.map(|row| col(&row, "tasks", "workspace_id"))
+            .transpose()
     }
 }
 
@@ -1304,6 +1330,43 @@ pub(crate) async fn pending_window(
     Ok(read_windows(&rows)?.into_iter().next())
 }
 
+/// `reserve_pending_window()`'s call (migration 10): its result columns, prefixed there so that
+/// no two repeat, named back as [`window_sql`] names them, after the reservation's.
+static RESERVED_WINDOW_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let named_back = |prefix: &str, columns: &str| {
+        columns
+            .split(',')
+            .map(|c| format!("{prefix}_{0} AS {0}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "SELECT epoch, sequence, server, server_now, session_part, {}, unkeyed, turn_part, {}, \
+         referenced, message_part, {} FROM reserve_pending_window($1, $2, $3, $4)",
+        named_back("s", SESSION_COLUMNS),
+        named_back("t", TURN_COLUMNS),
+        named_back("m", MESSAGE_COLUMNS),
+    )
+});
+
+/// A revision reserved, then [`pending_window`]'s read of one session, in **one call** of
+/// `reserve_pending_window()` (migration 10; PostgreSQL only): the reservation is the function's
+/// first statement and the read a later one, with a snapshot taken after the reservation (READ
+/// COMMITTED; the function refuses another isolation), so the read sees every write committed
+/// before the reservation, as SPEC §5 asks. The reservation is `None` when `meta` holds no epoch;
+/// the window is `None` when the session does not exist.
+pub(crate) async fn reserved_pending_window(
+    db: &Db,
+    session_id: &str,
+) -> Result<(Option<Reservation>, Option<PendingWindow>)> {
+    let rows = window_rows(On::Db(db), &RESERVED_WINDOW_SQL, session_id).await?;
+    let reservation = match rows.first() {
+        Some(row) => Reservation::read(row)?,
+        None => None,
+    };
+    Ok((reservation, read_windows(&rows)?.into_iter().next()))
+}
+
 /// What [`task_windows`] read of one task, in one statement.
 #[derive(Clone, Debug)]
 pub(crate) struct TaskWindows {
@@ -1405,31 +1468,24 @@ pub(crate) async fn bundle_rows_on(
 /// Compare-and-set of a message's metadata on its version, on a given connection.
 pub(crate) async fn cas_message_metadata_on(
     conn: &mut Conn,
-    id: &str,
-    expected_version: i64,
+    row: &MessageRow,
     metadata: &Value,
     updated_at: &str,
-) -> Result<bool> {
-    let message_type: Option<String> =
-        query_scalar("SELECT message_type FROM messages WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-    let Some(message_type) = message_type else {
-        return Ok(false);
-    };
-    let done = query(
+) -> Result<Option<MessageRow>> {
+    // The type is the row's as read: a message's type never changes, and the version check
+    // makes this the row that was read.
+    let written = query(format!(
         "UPDATE messages SET metadata = $1, pending_id = $2, updated_at = $3, \
-         version = version + 1 WHERE id = $4 AND version = $5",
-    )
+         version = version + 1 WHERE id = $4 AND version = $5 RETURNING {MESSAGE_COLUMNS}"
+    ))
     .bind(metadata.to_string())
-    .bind(indexed_pending_id(&message_type, metadata))
+    .bind(indexed_pending_id(&row.message_type, metadata))
     .bind(updated_at)
-    .bind(id)
-    .bind(expected_version)
-    .execute(&mut *conn)
+    .bind(row.id())
+    .bind(row.version)
+    .fetch_optional(&mut *conn)
     .await?;
-    Ok(done.rows_affected() == 1)
+    written.as_ref().map(MessageRow::read).transpose()
 }
 
 /// Inserts a delivery intent unless one exists for the bundle: `true` when this call claimed it.
@@ -1470,5 +1526,54 @@ mod tests {
                 MessageKind::PermissionRequest
             ]
         );
+    }
+
+    fn words(text: &str) -> String {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Migration 10's `reserve_pending_window()` reads with [`pending_window`]'s statement, and its
+    /// result columns are the ones [`RESERVED_WINDOW_SQL`] names back, in order.
+    #[test]
+    fn reserve_pending_window_reads_the_pending_window() {
+        let migration = include_str!("../../migrations/0010_reserve_pending_window.postgres.sql");
+        assert!(
+            words(migration).contains(&words(&PENDING_WINDOW_SQL)),
+            "migration 10 must embed the window statement of storage::window_sql"
+        );
+        let declared = migration
+            .split_once("RETURNS TABLE (")
+            .and_then(|(_, rest)| rest.split_once("\n)"))
+            .map(|(list, _)| list)
+            .expect("a RETURNS TABLE list");
+        let declared: Vec<&str> = declared
+            .split(',')
+            .filter_map(|column| column.split_whitespace().next())
+            .collect();
+        let called = RESERVED_WINDOW_SQL
+            .strip_prefix("SELECT ")
+            .and_then(|rest| rest.split_once(" FROM reserve_pending_window("))
+            .map(|(list, _)| list)
+            .expect("a select list");
+        let (from, named): (Vec<&str>, Vec<&str>) = called
+            .split(", ")
+            .map(|item| item.split_once(" AS ").unwrap_or((item, item)))
+            .unzip();
+        assert_eq!(
+            from, declared,
+            "the call reads every declared column, in order"
+        );
+        // Named back, the call's columns are the window statement's: the reservation's four,
+        // then the parts with their markers.
+        let window: Vec<String> = ["session_part".to_owned()]
+            .into_iter()
+            .chain(SESSION_COLUMNS.split(", ").map(str::to_owned))
+            .chain(["unkeyed", "turn_part"].map(str::to_owned))
+            .chain(TURN_COLUMNS.split(", ").map(str::to_owned))
+            .chain(["referenced", "message_part"].map(str::to_owned))
+            .chain(MESSAGE_COLUMNS.split(", ").map(str::to_owned))
+            .collect();
+        assert_eq!(named[..4], ["epoch", "sequence", "server", "server_now"]);
+        assert_eq!(named[4..], window[..]);
     }
 }

@@ -113,8 +113,8 @@ impl SummaryRepair {
                 hook(attempt).await;
             }
             match self.write(&row, action).await {
-                Ok(Some(summary)) => {
-                    self.publish(task_id, &summary).await;
+                Ok(Some((summary, workspace_id))) => {
+                    self.publish(task_id, workspace_id, &summary);
                     return Ok(RepairOutcome::Repaired(summary));
                 }
                 Ok(None) => {
@@ -143,12 +143,13 @@ impl SummaryRepair {
         }
     }
 
-    /// One compare-and-set: `Some(new summary)` when it won, `None` when it lost.
+    /// One compare-and-set: `Some(new summary, the task's workspace id)` when it won, `None`
+    /// when it lost.
     async fn write(
         &self,
         row: &SummaryRow,
         action: Option<PendingAction>,
-    ) -> Result<Option<Value>> {
+    ) -> Result<Option<(Value, Option<String>)>> {
         let Some(revision) = row.revision.checked_add(1) else {
             return Ok(None);
         };
@@ -157,19 +158,19 @@ impl SummaryRepair {
         let won = self
             .projector
             .storage()
-            .cas_summary(&row.task_id, row.revision, revision, &summary, &now)
+            .cas_summary_returning(&row.task_id, row.revision, revision, &summary, &now)
             .await?;
-        Ok(won.then_some(summary))
+        Ok(won.map(|workspace_id| (summary, workspace_id)))
     }
 
-    async fn publish(&self, task_id: &str, summary: &Value) {
-        let workspace_id = match self.projector.storage().task(task_id).await {
-            Ok(task) => task.workspace_id,
-            Err(error) => {
-                tracing::warn!(task_id, %error, "summary event without workspace id");
-                String::new()
-            }
-        };
+    fn publish(&self, task_id: &str, workspace_id: Option<String>, summary: &Value) {
+        let workspace_id = workspace_id.unwrap_or_else(|| {
+            tracing::warn!(
+                task_id,
+                "summary event without workspace id: the task row is gone"
+            );
+            String::new()
+        });
         let event = Event {
             name: TASK_STATUS_SUMMARY_UPDATED,
             payload: json!({

@@ -18,6 +18,7 @@ use crate::server::http::wire::task_wire;
 use crate::server::projection::{load_pending_snapshot, MessageEventKind, PendingSnapshot};
 use crate::server::storage::{
     ChangedSession, MessageRow, NewMessage, NewSession, NewTask, NewTurn, SessionRow, StateChange,
+    TurnRow,
 };
 use crate::server::ServerError;
 
@@ -104,8 +105,25 @@ pub async fn set_state(
     state: &str,
     reason: &str,
 ) -> Result<bool, ServerError> {
+    set_state_from(app, core, None, session_id, state, reason).await
+}
+
+/// [`set_state`] whose first compare-and-set uses `read`, the session row as the caller read it
+/// (a lost compare-and-set reads it again; a row that already has the state is read again
+/// before the answer is `false`).
+async fn set_state_from(
+    app: &App,
+    core: &Core,
+    mut read: Option<SessionRow>,
+    session_id: &str,
+    state: &str,
+    reason: &str,
+) -> Result<bool, ServerError> {
     for _ in 0..8 {
-        let row = app.storage.session(session_id).await?;
+        let row = match read.take().filter(|row| row.state_text != state) {
+            Some(row) => row,
+            None => app.storage.session(session_id).await?,
+        };
         if row.state_text == state {
             return Ok(false);
         }
@@ -137,9 +155,18 @@ pub async fn set_state(
 /// The session's current turn by the turn rule (SPEC §2; the state is not consulted: the agent
 /// writes into its turn whatever the session state).
 pub async fn current_turn_id(app: &App, session_id: &str) -> Result<Option<String>, ServerError> {
+    Ok(current_turn_read(app, session_id).await?.1)
+}
+
+/// [`current_turn_id`] with the session row it was read with.
+async fn current_turn_read(
+    app: &App,
+    session_id: &str,
+) -> Result<(SessionRow, Option<String>), ServerError> {
     // The turns and which of them messages reference: no message rows (the transcript grows).
     let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
-    Ok(current_turn_of(&snapshot))
+    let turn = current_turn_of(&snapshot);
+    Ok((snapshot.session, turn))
 }
 
 /// The current turn of a snapshot's turns, whatever the session's state.
@@ -283,12 +310,6 @@ async fn add_message(app: &App, core: &Core, msg: Msg<'_>) -> Result<MessageRow,
     Ok(row)
 }
 
-async fn require_turn(app: &App, session_id: &str) -> ApiResult<String> {
-    current_turn_id(app, session_id)
-        .await?
-        .ok_or_else(|| no_turn(session_id))
-}
-
 /// 409 `no_turn`: the session has no current turn.
 fn no_turn(session_id: &str) -> ApiError {
     ApiError::conflict(
@@ -308,19 +329,20 @@ fn live(session: &SessionRow) -> ApiResult<()> {
     Ok(())
 }
 
-/// [`require_live_session`] and [`require_turn`] from one read: the session's task id and its
-/// current turn (409 `session_terminal`, then 409 `no_turn`).
-async fn require_live_turn(app: &App, session_id: &str) -> ApiResult<(String, String)> {
-    let snapshot = load_pending_snapshot(&app.storage, session_id).await?;
-    live(&snapshot.session)?;
-    let turn = current_turn_of(&snapshot).ok_or_else(|| no_turn(session_id))?;
-    Ok((snapshot.session.task_id.clone(), turn))
+/// [`require_live_session`] and the session's current turn from one read (409
+/// `session_terminal`, then 409 `no_turn`).
+async fn require_live_turn(app: &App, session_id: &str) -> ApiResult<(SessionRow, String)> {
+    let (session, turn) = current_turn_read(app, session_id).await?;
+    live(&session)?;
+    let turn = turn.ok_or_else(|| no_turn(session_id))?;
+    Ok((session, turn))
 }
 
-pub(super) async fn require_live_session(app: &App, session_id: &str) -> ApiResult<String> {
+/// The session row, unless it has ended (409 `session_terminal`).
+pub(super) async fn require_live_session(app: &App, session_id: &str) -> ApiResult<SessionRow> {
     let session = app.storage.session(session_id).await?;
     live(&session)?;
-    Ok(session.task_id)
+    Ok(session)
 }
 
 /// Starts a turn: `turn.started`; unless lifecycle-only, the user's prompt message and the
@@ -344,7 +366,8 @@ async fn start_turn_with(
     prompt: &str,
     prompt_metadata: Value,
 ) -> ApiResult<String> {
-    let task_id = require_live_session(app, session_id).await?;
+    let session = require_live_session(app, session_id).await?;
+    let task_id = session.task_id.clone();
     let id = new_id("turn");
     let now = app.now();
     let metadata = if lifecycle_only {
@@ -352,7 +375,8 @@ async fn start_turn_with(
     } else {
         json!({})
     };
-    app.storage
+    let turn = app
+        .storage
         .insert_turn(&NewTurn {
             id: &id,
             session_id,
@@ -363,7 +387,6 @@ async fn start_turn_with(
             metadata,
         })
         .await?;
-    let turn = app.storage.turn(&id).await?;
     app.publish(TURN_STARTED, turn.to_wire());
     if !lifecycle_only {
         app.agent.attach(session_id);
@@ -381,7 +404,15 @@ async fn start_turn_with(
             },
         )
         .await?;
-        set_state(app, core, session_id, "RUNNING", "turn started").await?;
+        set_state_from(
+            app,
+            core,
+            Some(session),
+            session_id,
+            "RUNNING",
+            "turn started",
+        )
+        .await?;
     }
     repair(core, &task_id).await;
     Ok(id)
@@ -392,14 +423,18 @@ async fn start_turn_with(
 /// `session.state_changed` (same state) carries the session's new projection.
 pub async fn complete_turn(app: &App, core: &Core, turn_id: &str) -> ApiResult<()> {
     let turn = app.storage.turn(turn_id).await?;
-    if !turn.is_open() {
+    complete_turn_row(app, core, &turn).await
+}
+
+/// [`complete_turn`] of a turn row as the caller read it (its session and flags never change;
+/// whether it is still open is decided by the completing write).
+pub async fn complete_turn_row(app: &App, core: &Core, turn: &TurnRow) -> ApiResult<()> {
+    let Some(completed) = app.storage.complete_turn(&turn.id, &app.now()).await? else {
         return Err(ApiError::conflict(
             "turn_completed",
-            format!("turn {turn_id:?} is already completed"),
+            format!("turn {:?} is already completed", turn.id),
         ));
-    }
-    app.storage.complete_turn(turn_id, &app.now()).await?;
-    let completed = app.storage.turn(turn_id).await?;
+    };
     app.publish(TURN_COMPLETED, completed.to_wire());
     let session = app.storage.session(&turn.session_id).await?;
     let others_open = app
@@ -411,7 +446,15 @@ pub async fn complete_turn(app: &App, core: &Core, turn_id: &str) -> ApiResult<(
     let moved = !turn.flags().lifecycle_only
         && !others_open
         && session.state().is_input_capable()
-        && set_state(app, core, &turn.session_id, "IDLE", "turn completed").await?;
+        && set_state_from(
+            app,
+            core,
+            Some(session.clone()),
+            &turn.session_id,
+            "IDLE",
+            "turn completed",
+        )
+        .await?;
     if !moved {
         publish_state(
             app,
@@ -436,7 +479,7 @@ pub async fn complete_open_turns(
     let mut completed = Vec::new();
     for turn in app.storage.open_turns_of_session(session_id).await? {
         if turn.is_open() && !turn.flags().lifecycle_only {
-            complete_turn(app, core, &turn.id).await?;
+            complete_turn_row(app, core, &turn).await?;
             completed.push(turn.id);
         }
     }
@@ -494,8 +537,9 @@ pub async fn post_message(
     author_type: &str,
     text: &str,
 ) -> ApiResult<String> {
-    let task_id = app.storage.session(session_id).await?.task_id;
-    let turn = require_turn(app, session_id).await?;
+    let (session, turn) = current_turn_read(app, session_id).await?;
+    let turn = turn.ok_or_else(|| no_turn(session_id))?;
+    let task_id = session.task_id;
     let row = add_message(
         app,
         core,
@@ -524,7 +568,8 @@ pub async fn ask_clarification(
     questions: &[String],
     live: bool,
 ) -> ApiResult<(String, Vec<String>)> {
-    let (task_id, turn) = require_live_turn(app, session_id).await?;
+    let (session, turn) = require_live_turn(app, session_id).await?;
+    let task_id = session.task_id.clone();
     let pending_id = new_id("pending");
     if live {
         app.agent.add_waiter(&pending_id, session_id);
@@ -563,9 +608,10 @@ pub async fn ask_clarification(
         .await?;
         ids.push(row.id().to_owned());
     }
-    set_state(
+    set_state_from(
         app,
         core,
+        Some(session),
         session_id,
         "WAITING_FOR_INPUT",
         "clarification asked",
@@ -582,7 +628,8 @@ pub async fn ask_permission(
     session_id: &str,
     text: &str,
 ) -> ApiResult<String> {
-    let (task_id, turn) = require_live_turn(app, session_id).await?;
+    let (session, turn) = require_live_turn(app, session_id).await?;
+    let task_id = session.task_id.clone();
     let row = add_message(
         app,
         core,
@@ -597,9 +644,10 @@ pub async fn ask_permission(
         },
     )
     .await?;
-    set_state(
+    set_state_from(
         app,
         core,
+        Some(session),
         session_id,
         "WAITING_FOR_INPUT",
         "permission asked",
@@ -609,6 +657,16 @@ pub async fn ask_permission(
     Ok(row.id().to_owned())
 }
 
+/// 400 unless `status` resolves a permission (`approved` or `rejected`).
+fn permission_status(status: &str) -> ApiResult<()> {
+    if status != "approved" && status != "rejected" {
+        return Err(ApiError::bad_request(
+            "status must be \"approved\" or \"rejected\"",
+        ));
+    }
+    Ok(())
+}
+
 /// Resolves a pending permission; a session left with nothing pending runs again.
 pub async fn resolve_permission(
     app: &App,
@@ -616,12 +674,21 @@ pub async fn resolve_permission(
     message_id: &str,
     status: &str,
 ) -> ApiResult<()> {
-    if status != "approved" && status != "rejected" {
-        return Err(ApiError::bad_request(
-            "status must be \"approved\" or \"rejected\"",
-        ));
-    }
+    permission_status(status)?;
     let row = app.storage.message(message_id).await?;
+    resolve_permission_row(app, core, &row, status).await
+}
+
+/// [`resolve_permission`] of a message row as the caller read it (a row that changed since is
+/// not written: 409 `already_resolved`).
+pub async fn resolve_permission_row(
+    app: &App,
+    core: &Core,
+    row: &MessageRow,
+    status: &str,
+) -> ApiResult<()> {
+    permission_status(status)?;
+    let message_id = row.id();
     if row.kind() != MessageKind::PermissionRequest {
         return Err(ApiError::bad_request(format!(
             "message {message_id:?} is not a permission_request"
@@ -639,23 +706,30 @@ pub async fn resolve_permission(
     };
     metadata.insert("status".into(), Value::from(status));
     let now = app.now();
-    if !app
+    let Some(updated) = app
         .storage
-        .cas_message_metadata(message_id, row.version, &Value::Object(metadata), &now)
+        .cas_message_metadata(row, &Value::Object(metadata), &now)
         .await?
-    {
+    else {
         return Err(ApiError::conflict(
             "already_resolved",
             format!("permission {message_id:?} changed meanwhile"),
         ));
-    }
-    let updated = app.storage.message(message_id).await?;
+    };
     publish_message(app, core, MessageEventKind::Updated, &updated).await;
     // What the session shows now (no revision: this read labels nothing).
     let snapshot = load_pending_snapshot(&app.storage, &row.session_id).await?;
     let nothing_pending = snapshot.pending_action().0.is_none();
     if nothing_pending && snapshot.session.state() == SessionState::WaitingForInput {
-        set_state(app, core, &row.session_id, "RUNNING", "permission resolved").await?;
+        set_state_from(
+            app,
+            core,
+            Some(snapshot.session),
+            &row.session_id,
+            "RUNNING",
+            "permission resolved",
+        )
+        .await?;
     }
     repair(core, &row.task_id).await;
     Ok(())
@@ -669,11 +743,7 @@ pub async fn resolve_session_permission(
     session_id: &str,
     status: &str,
 ) -> ApiResult<String> {
-    if status != "approved" && status != "rejected" {
-        return Err(ApiError::bad_request(
-            "status must be \"approved\" or \"rejected\"",
-        ));
-    }
+    permission_status(status)?;
     let pending = app
         .storage
         .messages_of_session(session_id)
@@ -690,7 +760,7 @@ pub async fn resolve_session_permission(
             format!("session {session_id:?} has no pending permission"),
         ));
     };
-    resolve_permission(app, core, row.id(), status).await?;
+    resolve_permission_row(app, core, &row, status).await?;
     Ok(row.id().to_owned())
 }
 /// The agent leaves the session: its waiters and execution are dropped, and its pending
@@ -716,12 +786,11 @@ pub async fn detach(app: &App, core: &Core, session_id: &str, mode: ResumeMode) 
             _ => Map::new(),
         };
         metadata.insert("agent_disconnected".into(), Value::Bool(true));
-        if app
+        if let Some(updated) = app
             .storage
-            .cas_message_metadata(row.id(), row.version, &Value::Object(metadata), &now)
+            .cas_message_metadata(&row, &Value::Object(metadata), &now)
             .await?
         {
-            let updated = app.storage.message(row.id()).await?;
             publish_message(app, core, MessageEventKind::Updated, &updated).await;
         }
     }
@@ -752,12 +821,20 @@ pub async fn continue_after_response(
         let metadata = json!({ "response_to": continuation.pending_id });
         start_turn_with(app, core, session_id, false, &prompt, metadata).await?
     } else {
-        match current_turn_id(app, session_id).await? {
-            Some(turn) => {
-                set_state(app, core, session_id, "RUNNING", "clarification answered").await?;
+        match current_turn_read(app, session_id).await? {
+            (session, Some(turn)) => {
+                set_state_from(
+                    app,
+                    core,
+                    Some(session),
+                    session_id,
+                    "RUNNING",
+                    "clarification answered",
+                )
+                .await?;
                 turn
             }
-            None => return Ok(()),
+            (_, None) => return Ok(()),
         }
     };
     let text = if skipped {

@@ -18,9 +18,10 @@ use crate::server::http::seed;
 use crate::server::http::wire::{body_json, opt_bool, opt_str};
 
 use super::actions::{
-    ask_clarification, ask_permission, complete_open_turns, complete_turn, create_session,
+    ask_clarification, ask_permission, complete_open_turns, complete_turn_row, create_session,
     create_task, delete_task, detach, known_state, open_turn, post_message, repair,
-    require_live_session, resolve_permission, resolve_session_permission, set_state, start_turn,
+    require_live_session, resolve_permission_row, resolve_session_permission, set_state,
+    start_turn,
 };
 use super::agent::ResumeMode;
 
@@ -125,8 +126,9 @@ async fn sim_turn(
     let prompt = opt_str(&body, "prompt")?.unwrap_or("Continue.");
     let _session = app.lock_session(&session_id).await;
     let core = app.core().await;
-    require_live_session(&app, &session_id).await?;
+    // (`start_turn` checks the session too; an ended session's turns are not closed first.)
     let completed = if close_open {
+        require_live_session(&app, &session_id).await?;
         complete_open_turns(&app, &core, &session_id).await?
     } else {
         Vec::new()
@@ -144,10 +146,12 @@ async fn sim_complete(
     body: Bytes,
 ) -> ApiResult {
     body_json(&body)?;
-    let session = app.storage.turn(&turn_id).await?.session_id;
-    let _session = app.lock_session(&session).await;
+    // Read before the session's lock (it names the lock): whether the turn is still open is
+    // decided by the completing write.
+    let turn = app.storage.turn(&turn_id).await?;
+    let _session = app.lock_session(&turn.session_id).await;
     let core = app.core().await;
-    complete_turn(&app, &core, &turn_id).await?;
+    complete_turn_row(&app, &core, &turn).await?;
     Ok(done(Map::new()))
 }
 
@@ -245,10 +249,12 @@ async fn sim_resolve(
 ) -> ApiResult {
     let body = body_json(&body)?;
     let status = opt_str(&body, "status")?.unwrap_or("");
-    let session = app.storage.message(&message_id).await?.session_id;
-    let _session = app.lock_session(&session).await;
+    // Read before the session's lock (it names the lock): a row that changed since is not
+    // written (409).
+    let row = app.storage.message(&message_id).await?;
+    let _session = app.lock_session(&row.session_id).await;
     let core = app.core().await;
-    resolve_permission(&app, &core, &message_id, status).await?;
+    resolve_permission_row(&app, &core, &row, status).await?;
     Ok(done(Map::new()))
 }
 
