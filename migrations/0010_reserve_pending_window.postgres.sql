@@ -5,11 +5,11 @@
 -- SPEC §5 wants the revision reserved *before* the authoritative read. One statement reads from
 -- the snapshot taken when it starts, so a reservation inside the read statement would come after
 -- the snapshot (a newer write could commit in between, be missed by this read and still be
--- labelled older). Here the reservation is its own statement (reserve_projection_revision(),
--- migration 3) and the read a later statement of the function, which under READ COMMITTED takes
--- a new snapshot when it starts: it sees every write committed before the reservation. Under
--- REPEATABLE READ or SERIALIZABLE the whole call would read the first statement's snapshot, so
--- the function refuses to run there.
+-- labelled older). Here the reservation is statements of their own (those of
+-- reserve_projection_revision(), migration 3) and the read a later statement of the function,
+-- which under READ COMMITTED takes a new snapshot when it starts: it sees every write committed
+-- before the reservation. Under REPEATABLE READ or SERIALIZABLE the whole call would read the
+-- first statement's snapshot, so the function refuses to run there.
 --
 -- The read is the window statement of `storage::pending_window` (storage.rs `window_sql`, session
 -- $1, at most $2 completed turns, request types $3 and $4; a unit test checks that this text is
@@ -67,7 +67,16 @@ BEGIN
         RAISE EXCEPTION 'reserve_pending_window() needs READ COMMITTED, not %',
             current_setting('transaction_isolation');
     END IF;
-    SELECT * INTO reserved FROM reserve_projection_revision();
+    -- The reservation, as reserve_projection_revision() makes it (migration 3; inlined: a
+    -- nested set-returning call costs more than the statements): the shared advisory lock an
+    -- epoch change takes exclusively, then, in a new statement, the epoch and the next value.
+    PERFORM pg_advisory_xact_lock_shared(7305611505);
+    SELECT e.value AS epoch, nextval('projection_sequence') AS sequence,
+           (SELECT s.value FROM meta s WHERE s.key = 'projection_epoch_server') AS server,
+           extract(epoch FROM pg_postmaster_start_time())::text AS server_now
+        INTO reserved
+        FROM meta e
+        WHERE e.key = 'projection_epoch';
     RETURN QUERY
     SELECT reserved.epoch, reserved.sequence, reserved.server, reserved.server_now, pending.*
     FROM (SELECT 1) AS one

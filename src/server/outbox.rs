@@ -45,6 +45,11 @@ pub const CHANNEL: &str = "task_projection_events";
 pub const POLL: Duration = Duration::from_secs(1);
 /// How long a follower waits for a missing offset before it skips it.
 pub const GAP_WAIT: Duration = Duration::from_secs(1);
+/// How long notified rows beyond a missing offset wait for that offset's own notification (its
+/// transaction took the offset first and committed later) before the follower reads the outbox.
+pub const NOTIFIED_GAP_WAIT: Duration = Duration::from_millis(10);
+/// Notified rows held beyond a missing offset at most (more: the follower reads instead).
+const HELD_ROWS: usize = 4096;
 /// How long the outbox keeps an event by default (how far back a client can resume).
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(15 * 60);
 /// Rows read per query.
@@ -274,29 +279,64 @@ fn notified_rows(payload: &str) -> Option<Vec<OutboxRow>> {
     )
 }
 
-/// The rows of `rows` after `cursor`, when they continue it without a gap (`Some(empty)` when
-/// every row is at or before it); `None` when an offset is missing between them
-/// ([`next_offset`]).
-fn continuing(cursor: u64, rows: Vec<OutboxRow>) -> Option<Vec<OutboxRow>> {
-    let mut fresh = Vec::with_capacity(rows.len());
-    let mut at = cursor;
-    for row in rows {
-        match next_offset(at, row.offset) {
-            NextOffset::Past => {}
-            NextOffset::Next => {
-                at = row.offset;
-                fresh.push(row);
+/// Notified rows beyond a missing offset, held until the notification of that offset comes too
+/// (commits of several instances reach the listeners in commit order, not offset order) or
+/// [`NOTIFIED_GAP_WAIT`] passes and the follower reads the outbox instead.
+#[derive(Debug, Default)]
+struct Reorder {
+    rows: std::collections::BTreeMap<u64, OutboxRow>,
+    /// When the oldest row still held came.
+    since: Option<Instant>,
+}
+
+impl Reorder {
+    /// Takes notified `rows`: returns, in offset order, every row (of these or held before) that
+    /// now continues `cursor` without a gap ([`next_offset`]), advancing it; rows beyond a gap are
+    /// held, rows at or before `cursor` dropped.
+    fn take(&mut self, cursor: &mut u64, rows: Vec<OutboxRow>) -> Vec<OutboxRow> {
+        for row in rows {
+            if next_offset(*cursor, row.offset) != NextOffset::Past {
+                self.rows.insert(row.offset, row);
             }
-            NextOffset::Gap => return None,
         }
+        let mut fresh = Vec::new();
+        while let Some(entry) = self.rows.first_entry() {
+            match next_offset(*cursor, *entry.key()) {
+                NextOffset::Past => {
+                    entry.remove();
+                }
+                NextOffset::Next => {
+                    let row = entry.remove();
+                    *cursor = row.offset;
+                    fresh.push(row);
+                }
+                NextOffset::Gap => break,
+            }
+        }
+        if self.rows.is_empty() {
+            self.since = None;
+        } else if self.since.is_none() {
+            self.since = Some(Instant::now());
+        }
+        fresh
     }
-    Some(fresh)
+
+    /// When the held rows stop waiting for their missing offset (the follower then reads):
+    /// `None` when nothing is held.
+    fn deadline(&self) -> Option<Instant> {
+        if self.rows.len() > HELD_ROWS {
+            return Some(Instant::now());
+        }
+        let since = self.since?;
+        Some(since.checked_add(NOTIFIED_GAP_WAIT).unwrap_or(since))
+    }
 }
 
 /// Follows the outbox from `after`: every row, in offset order, is passed to `deliver` (see the
 /// module docs for gaps and polling). Rows a notification carries that continue the last offset
-/// delivered are delivered as they are; anything else (a notification without rows, a gap, the
-/// poll) reads the outbox. Runs until the task is aborted.
+/// delivered are delivered as they are, and rows beyond a missing offset wait a little for its
+/// notification ([`Reorder`]); anything else (a notification without rows, a gap that stays,
+/// the poll) reads the outbox. Runs until the task is aborted.
 pub fn follow<F>(db: Db, url: String, after: u64, mut deliver: F) -> JoinHandle<()>
 where
     F: FnMut(OutboxRow) + Send + 'static,
@@ -307,6 +347,7 @@ where
         let _listener = AbortOnDrop(listener);
         let mut cursor = after;
         let mut gap: Option<(u64, Instant)> = None;
+        let mut reorder = Reorder::default();
         // What was written before the listener was up is read first.
         let mut read = true;
         loop {
@@ -354,6 +395,11 @@ where
                         continue;
                     }
                 }
+                // Held rows the read made continuous (the ones it delivered are dropped).
+                for row in reorder.take(&mut cursor, Vec::new()) {
+                    gap = None;
+                    deliver(row);
+                }
                 if again {
                     let pause = if gap.is_some() { 2 } else { 0 };
                     tokio::time::sleep(Duration::from_millis(pause)).await;
@@ -361,18 +407,18 @@ where
                     continue;
                 }
             }
-            match tokio::time::timeout(POLL, woken.recv()).await {
-                Ok(Some(Wake::Rows(rows))) => match continuing(cursor, rows) {
-                    Some(rows) => {
-                        for row in rows {
-                            gap = None;
-                            cursor = row.offset;
-                            deliver(row);
-                        }
+            let wait = reorder.deadline().map_or(POLL, |deadline| {
+                deadline.saturating_duration_since(Instant::now()).min(POLL)
+            });
+            match tokio::time::timeout(wait, woken.recv()).await {
+                Ok(Some(Wake::Rows(rows))) => {
+                    for row in reorder.take(&mut cursor, rows) {
+                        gap = None;
+                        deliver(row);
                     }
-                    // An offset before these is not delivered yet: the read waits for it.
-                    None => read = true,
-                },
+                }
+                // A notification without rows, the poll, or held rows that waited long enough
+                // for their missing offset: read (the read waits for it).
                 Ok(Some(Wake::Read)) | Err(_) => read = true,
                 // The listener ended (it does not): poll.
                 Ok(None) => {
@@ -485,20 +531,74 @@ mod tests {
     }
 
     #[test]
-    fn only_rows_that_continue_the_cursor_are_delivered_as_they_came() {
-        let offsets = |rows: Option<Vec<OutboxRow>>| {
-            rows.map(|rows| rows.iter().map(|r| r.offset).collect::<Vec<_>>())
-        };
+    fn notified_rows_are_delivered_in_offset_order_across_gaps() {
+        let offsets = |rows: Vec<OutboxRow>| rows.iter().map(|r| r.offset).collect::<Vec<_>>();
+        let mut reorder = Reorder::default();
+        let mut cursor = 4;
         assert_eq!(
-            offsets(continuing(4, vec![row(5), row(6)])),
-            Some(vec![5, 6])
+            offsets(reorder.take(&mut cursor, vec![row(5), row(6)])),
+            [5, 6]
         );
+        assert_eq!((cursor, reorder.deadline()), (6, None));
         // Already delivered (by a read), in part or whole.
-        assert_eq!(offsets(continuing(5, vec![row(5), row(6)])), Some(vec![6]));
-        assert_eq!(offsets(continuing(9, vec![row(5), row(6)])), Some(vec![]));
-        // A gap before or between them: the follower reads (and waits for the missing offset).
-        assert_eq!(offsets(continuing(4, vec![row(6)])), None);
-        assert_eq!(offsets(continuing(4, vec![row(5), row(7)])), None);
-        assert_eq!(offsets(continuing(u64::MAX, vec![row(1)])), Some(vec![]));
+        assert_eq!(
+            offsets(reorder.take(&mut cursor, vec![row(6), row(7)])),
+            [7]
+        );
+        assert_eq!(
+            offsets(reorder.take(&mut cursor, vec![row(5)])),
+            [] as [u64; 0]
+        );
+        // Beyond a missing offset: held (with a deadline) until it comes, then delivered in order.
+        assert_eq!(
+            offsets(reorder.take(&mut cursor, vec![row(9), row(10)])),
+            [] as [u64; 0]
+        );
+        assert_eq!(cursor, 7);
+        let deadline = reorder.deadline().expect("rows wait for offset 8");
+        assert!(deadline.saturating_duration_since(Instant::now()) <= NOTIFIED_GAP_WAIT);
+        assert_eq!(
+            offsets(reorder.take(&mut cursor, vec![row(12)])),
+            [] as [u64; 0]
+        );
+        assert_eq!(
+            reorder.deadline(),
+            Some(deadline),
+            "the oldest held row sets it"
+        );
+        assert_eq!(offsets(reorder.take(&mut cursor, vec![row(8)])), [8, 9, 10]);
+        assert_eq!(cursor, 10);
+        assert!(reorder.deadline().is_some(), "12 still waits for 11");
+        // A read delivered 11 (and 12, read too): the held 12 is dropped, 14 waits for 13.
+        assert_eq!(
+            offsets(reorder.take(&mut cursor, vec![row(14)])),
+            [] as [u64; 0]
+        );
+        let mut cursor = 12;
+        assert!(reorder.take(&mut cursor, Vec::new()).is_empty());
+        assert!(reorder.deadline().is_some(), "14 waits for 13");
+        // A read that stopped at 11: the held 12 is delivered after it, nothing lost.
+        let mut reorder = Reorder::default();
+        let mut at = 10;
+        assert!(reorder.take(&mut at, vec![row(12), row(13)]).is_empty());
+        let mut at = 11;
+        assert_eq!(offsets(reorder.take(&mut at, Vec::new())), [12, 13]);
+        assert_eq!((at, reorder.deadline()), (13, None));
+        assert_eq!(offsets(reorder.take(&mut cursor, vec![row(13)])), [13]);
+        assert_eq!(
+            offsets(reorder.take(&mut u64::MAX.clone(), vec![row(1)])),
+            [] as [u64; 0]
+        );
+    }
+
+    #[test]
+    fn too_many_held_rows_read_at_once() {
+        let mut reorder = Reorder::default();
+        let mut cursor = 0;
+        let rows = (2..=u64::try_from(HELD_ROWS).unwrap() + 2)
+            .map(row)
+            .collect();
+        assert!(reorder.take(&mut cursor, rows).is_empty());
+        assert!(reorder.deadline().expect("held") <= Instant::now());
     }
 }

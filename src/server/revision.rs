@@ -13,9 +13,9 @@
 //! 2. in a new statement (so a new snapshot), reads the current epoch and calls `nextval`.
 //!
 //! A one-session projection reserves through `reserve_pending_window()` (migration 10) instead:
-//! it calls `reserve_projection_revision()`, then reads the session's window in a later
-//! statement, so the pairs below are the same and the read's snapshot is taken after the
-//! reservation (`RevisionClock::accept` checks what either returned).
+//! it runs the same two steps, then reads the session's window in a later statement, so the
+//! pairs below are the same and the read's snapshot is taken after the reservation
+//! (`RevisionClock::accept` checks what either returned).
 //!
 //! An epoch change holds the same advisory lock **exclusively** from before it reads the stored
 //! epoch until it commits. No row is written per reservation: shared advisory locks do not
@@ -59,7 +59,8 @@ const EPOCH_KEY: &str = "projection_epoch";
 /// PostgreSQL: the server start time the epoch was allocated under.
 const SERVER_KEY: &str = "projection_epoch_server";
 /// PostgreSQL: the advisory lock key that orders epoch changes against reservations (shared by
-/// `reserve_projection_revision()` in migrations/0003_revision_sequence.postgres.sql).
+/// `reserve_projection_revision()` in migrations/0003_revision_sequence.postgres.sql and
+/// `reserve_pending_window()` in migrations/0010_reserve_pending_window.postgres.sql).
 const EPOCH_LOCK: i64 = 7_305_611_505;
 /// Concurrent starts on one database retry the compare-and-set this many times.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 32;
@@ -291,4 +292,21 @@ fn revision(epoch: String, sequence: i64) -> Result<Revision> {
     let sequence = u64::try_from(sequence)
         .map_err(|_| ServerError::corrupt("meta", EPOCH_KEY, "negative sequence"))?;
     Ok(Revision { epoch, sequence })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EPOCH_LOCK;
+
+    /// Both PostgreSQL reservations take the advisory lock an epoch change takes exclusively.
+    #[test]
+    fn every_reservation_takes_the_epoch_lock() {
+        let shared = format!("pg_advisory_xact_lock_shared({EPOCH_LOCK})");
+        for migration in [
+            include_str!("../../migrations/0003_revision_sequence.postgres.sql"),
+            include_str!("../../migrations/0010_reserve_pending_window.postgres.sql"),
+        ] {
+            assert!(migration.contains(&shared), "{shared} in every reservation");
+        }
+    }
 }
