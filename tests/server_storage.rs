@@ -446,12 +446,11 @@ async fn a_database_restart_advances_the_epoch_postgres() {
     assert_eq!(stored_epoch(&db).await.unwrap().as_deref(), Some("3"));
 }
 
-/// PostgreSQL: a one-session projection reserves and reads in one call (migration 10's
-/// `reserve_pending_window()`). A restart seen there advances the epoch as a plain reservation
-/// does: the reservation is dropped with its read, and the projection made again is labelled
-/// with the new epoch, after everything before.
+/// PostgreSQL: a restart seen by a projection's reservation advances the epoch before the
+/// projection is labelled: it carries the new epoch, after everything before, and reads as
+/// before; a session that does not exist is not found after its reservation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_restart_seen_by_a_projection_advances_the_epoch_postgres() {
+async fn a_projection_after_a_database_restart_carries_the_new_epoch_postgres() {
     let Some(url) = fresh_url(Kind::Postgres).await else {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
@@ -487,38 +486,6 @@ async fn a_database_restart_seen_by_a_projection_advances_the_epoch_postgres() {
         p.project_sessions(&["nope"]).await,
         Err(ServerError::NotFound { .. })
     ));
-}
-
-/// PostgreSQL: `reserve_pending_window()` reads after its reservation only under READ COMMITTED
-/// (a new snapshot per statement); inside a REPEATABLE READ transaction its read would be the
-/// transaction's first snapshot, taken before the reservation, so it refuses to run.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_reserving_read_refuses_a_snapshot_taken_before_it_postgres() {
-    let Some(url) = fresh_url(Kind::Postgres).await else {
-        eprintln!("skipped: PostgreSQL URL not set");
-        return;
-    };
-    let db = Db::connect(&url).await.unwrap();
-    let _clock = RevisionClock::start(db.clone()).await.unwrap();
-    let call = "SELECT * FROM reserve_pending_window('s1', 8, 'clarification_request', \
-                'permission_request')";
-    let mut tx = db.begin_read().await.unwrap();
-    let refused = task_projection::server::db::query(call)
-        .fetch_all(&mut tx)
-        .await
-        .expect_err("refused under REPEATABLE READ");
-    assert!(
-        refused.to_string().contains("needs READ COMMITTED"),
-        "{refused}"
-    );
-    drop(tx);
-    // Outside a transaction (READ COMMITTED) the same call reserves: one row of NULLs after the
-    // reservation for a session that does not exist.
-    let rows = task_projection::server::db::query(call)
-        .fetch_all(&db)
-        .await
-        .unwrap();
-    assert_eq!(rows.len(), 1);
 }
 
 // ---- authoritative projection (SPEC §2, §4) ----------------------------------------------------

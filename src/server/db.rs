@@ -72,12 +72,6 @@ const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0009_message_sequence.sqlite.sql"),
         include_str!("../../migrations/0009_message_sequence.postgres.sql"),
     ),
-    (
-        10,
-        "reserve pending window",
-        include_str!("../../migrations/0010_reserve_pending_window.sqlite.sql"),
-        include_str!("../../migrations/0010_reserve_pending_window.postgres.sql"),
-    ),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");

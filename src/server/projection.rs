@@ -34,9 +34,9 @@ use super::events::{
 };
 use super::revision::RevisionClock;
 use super::storage::{
-    bundle_rows_on, messages_on, pending_window, reserved_pending_window, session_on, task_windows,
-    turn_referenced_on, turn_requests_on, turns_on, turns_referenced_on, turns_window_on,
-    MessageRow, PendingWindow, SessionRow, Storage, SummaryRow, TurnRow,
+    bundle_rows_on, messages_on, pending_window, session_on, task_windows, turn_referenced_on,
+    turn_requests_on, turns_on, turns_referenced_on, turns_window_on, MessageRow, PendingWindow,
+    SessionRow, Storage, SummaryRow, TurnRow,
 };
 
 /// Every row of one session, its whole transcript included, from one snapshot (respond, the
@@ -503,45 +503,14 @@ impl Projector {
     }
 
     /// Projects the given sessions. The revision is reserved **before** the read (SPEC §5); the
-    /// read is what the rule reads ([`load_pending_snapshots`]), not the transcript. On
-    /// PostgreSQL one session is reserved and read in one call (`storage::reserved_pending_window`).
+    /// read is what the rule reads ([`load_pending_snapshots`]), not the transcript.
     pub async fn project_sessions(&self, session_ids: &[&str]) -> Result<Vec<SessionProjection>> {
-        if let ([id], Backend::Postgres) = (session_ids, self.storage.db().backend()) {
-            return Ok(vec![self.project_reserved(id).await?]);
-        }
         let revision = self.clock.reserve().await?;
         let snapshots = load_pending_snapshots(&self.storage, session_ids).await?;
         Ok(snapshots
             .into_iter()
             .map(|snapshot| projection(snapshot, revision.clone()))
             .collect())
-    }
-
-    /// PostgreSQL: one session's projection from [`reserved_pending_window`]'s one call; a
-    /// session whose window does not decide is then read whole (after the reservation, as every
-    /// read it labels).
-    async fn project_reserved(&self, session_id: &str) -> Result<SessionProjection> {
-        // Twice at most, as `RevisionClock::reserve`: a reservation made under a database restart
-        // the epoch does not know yet is dropped with its read, and both are made again.
-        for _ in 0..2 {
-            let (reservation, window) =
-                reserved_pending_window(self.storage.db(), session_id).await?;
-            let Some(revision) = self.clock.accept(reservation).await? else {
-                continue;
-            };
-            let Some(window) = window else {
-                return Err(ServerError::NotFound {
-                    what: "session",
-                    id: session_id.to_owned(),
-                });
-            };
-            let snapshot = match decided_snapshot(window) {
-                Some(snapshot) => snapshot,
-                None => whole_snapshot(&self.storage, session_id).await?,
-            };
-            return Ok(projection(snapshot, revision));
-        }
-        Err(ServerError::EpochContention(2))
     }
 
     /// The task-session list (newest first by `started_at` in the rules' timestamp order), each

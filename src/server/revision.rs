@@ -12,11 +12,6 @@
 //! 1. takes `pg_advisory_xact_lock_shared(EPOCH_LOCK)`, then
 //! 2. in a new statement (so a new snapshot), reads the current epoch and calls `nextval`.
 //!
-//! A one-session projection reserves through `reserve_pending_window()` (migration 10) instead:
-//! it runs the same two steps, then reads the session's window in a later statement, so the
-//! pairs below are the same and the read's snapshot is taken after the reservation
-//! (`RevisionClock::accept` checks what either returned).
-//!
 //! An epoch change holds the same advisory lock **exclusively** from before it reads the stored
 //! epoch until it commits. No row is written per reservation: shared advisory locks do not
 //! conflict with one another and `nextval` is not transactional, so reservations of every
@@ -52,15 +47,14 @@
 use crate::rules::model::Revision;
 use crate::rules::revision::{next_epoch, EpochError};
 
-use super::db::{col, query, query_scalar, Backend, Columns, Db};
+use super::db::{col, query, query_scalar, Backend, Db};
 use super::error::{Result, ServerError};
 
 const EPOCH_KEY: &str = "projection_epoch";
 /// PostgreSQL: the server start time the epoch was allocated under.
 const SERVER_KEY: &str = "projection_epoch_server";
 /// PostgreSQL: the advisory lock key that orders epoch changes against reservations (shared by
-/// `reserve_projection_revision()` in migrations/0003_revision_sequence.postgres.sql and
-/// `reserve_pending_window()` in migrations/0010_reserve_pending_window.postgres.sql).
+/// `reserve_projection_revision()` in migrations/0003_revision_sequence.postgres.sql).
 const EPOCH_LOCK: i64 = 7_305_611_505;
 /// Concurrent starts on one database retry the compare-and-set this many times.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 32;
@@ -223,68 +217,23 @@ impl RevisionClock {
             )
             .fetch_optional(&self.db)
             .await?;
-            let reservation = match row {
-                Some(row) => Reservation::read(&row)?,
-                None => None,
+            let Some(row) = row else {
+                return Err(ServerError::ClockMissing);
             };
-            if let Some(revision) = self.accept(reservation).await? {
-                return Ok(revision);
+            let server: Option<String> = col(&row, "meta", "server")?;
+            let now: String = col(&row, "meta", "server_now")?;
+            if server.as_deref() == Some(now.as_str()) {
+                return revision(col(&row, "meta", "epoch")?, col(&row, "meta", "sequence")?);
             }
+            tracing::warn!(
+                recorded = ?server,
+                now = %now,
+                "PostgreSQL restarted since the epoch was allocated; advancing the epoch"
+            );
+            let stale = server.unwrap_or_default();
+            allocate_on(&self.db, Some(&stale)).await?;
         }
         Err(ServerError::EpochContention(2))
-    }
-
-    /// PostgreSQL: the revision of a reservation made by `reserve_projection_revision()` (alone,
-    /// or first in `reserve_pending_window()`), or `None` when the database restarted since the
-    /// epoch was allocated: the epoch is then advanced, and the caller reserves again (and drops
-    /// whatever it read with the reservation). [`ServerError::ClockMissing`] without one.
-    pub(crate) async fn accept(
-        &self,
-        reservation: Option<Reservation>,
-    ) -> Result<Option<Revision>> {
-        let Some(reservation) = reservation else {
-            return Err(ServerError::ClockMissing);
-        };
-        if reservation.server.as_deref() == Some(reservation.server_now.as_str()) {
-            return revision(reservation.epoch, reservation.sequence).map(Some);
-        }
-        tracing::warn!(
-            recorded = ?reservation.server,
-            now = %reservation.server_now,
-            "PostgreSQL restarted since the epoch was allocated; advancing the epoch"
-        );
-        let stale = reservation.server.unwrap_or_default();
-        allocate_on(&self.db, Some(&stale)).await?;
-        Ok(None)
-    }
-}
-
-/// What one PostgreSQL reservation returned (the columns `epoch`, `sequence`, `server`,
-/// `server_now` of `reserve_projection_revision()`, migration 3).
-#[derive(Clone, Debug)]
-pub(crate) struct Reservation {
-    epoch: String,
-    sequence: i64,
-    /// The PostgreSQL start time the epoch was allocated under.
-    server: Option<String>,
-    /// PostgreSQL's start time now.
-    server_now: String,
-}
-
-impl Reservation {
-    /// Reads a reservation's columns; `None` when they are NULL (no epoch in `meta`: the left
-    /// join of `reserve_pending_window()`).
-    pub(crate) fn read(row: &impl Columns) -> Result<Option<Reservation>> {
-        let epoch: Option<String> = col(row, "meta", "epoch")?;
-        let (Some(epoch), Some(sequence)) = (epoch, col(row, "meta", "sequence")?) else {
-            return Ok(None);
-        };
-        Ok(Some(Reservation {
-            epoch,
-            sequence,
-            server: col(row, "meta", "server")?,
-            server_now: col(row, "meta", "server_now")?,
-        }))
     }
 }
 
@@ -298,15 +247,11 @@ fn revision(epoch: String, sequence: i64) -> Result<Revision> {
 mod tests {
     use super::EPOCH_LOCK;
 
-    /// Both PostgreSQL reservations take the advisory lock an epoch change takes exclusively.
+    /// The reservation takes the advisory lock an epoch change takes exclusively.
     #[test]
-    fn every_reservation_takes_the_epoch_lock() {
+    fn the_reservation_takes_the_epoch_lock() {
+        let migration = include_str!("../../migrations/0003_revision_sequence.postgres.sql");
         let shared = format!("pg_advisory_xact_lock_shared({EPOCH_LOCK})");
-        for migration in [
-            include_str!("../../migrations/0003_revision_sequence.postgres.sql"),
-            include_str!("../../migrations/0010_reserve_pending_window.postgres.sql"),
-        ] {
-            assert!(migration.contains(&shared), "{shared} in every reservation");
-        }
+        assert!(migration.contains(&shared), "{shared} in the reservation");
     }
 }

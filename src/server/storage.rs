@@ -12,7 +12,6 @@ use crate::wire::{self, Json, MessageMeaning, Path};
 
 use super::db::{col, query, query_scalar, Arg, Backend, Columns, Conn, Db, On, Row};
 use super::error::{Result, ServerError};
-use super::revision::Reservation;
 
 fn to_bool(value: i64) -> bool {
     value != 0
@@ -1330,43 +1329,6 @@ pub(crate) async fn pending_window(
     Ok(read_windows(&rows)?.into_iter().next())
 }
 
-/// `reserve_pending_window()`'s call (migration 10): its result columns, prefixed there so that
-/// no two repeat, named back as [`window_sql`] names them, after the reservation's.
-static RESERVED_WINDOW_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let named_back = |prefix: &str, columns: &str| {
-        columns
-            .split(',')
-            .map(|c| format!("{prefix}_{0} AS {0}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    format!(
-        "SELECT epoch, sequence, server, server_now, session_part, {}, unkeyed, turn_part, {}, \
-         referenced, message_part, {} FROM reserve_pending_window($1, $2, $3, $4)",
-        named_back("s", SESSION_COLUMNS),
-        named_back("t", TURN_COLUMNS),
-        named_back("m", MESSAGE_COLUMNS),
-    )
-});
-
-/// A revision reserved, then [`pending_window`]'s read of one session, in **one call** of
-/// `reserve_pending_window()` (migration 10; PostgreSQL only): the reservation is the function's
-/// first statement and the read a later one, with a snapshot taken after the reservation (READ
-/// COMMITTED; the function refuses another isolation), so the read sees every write committed
-/// before the reservation, as SPEC §5 asks. The reservation is `None` when `meta` holds no epoch;
-/// the window is `None` when the session does not exist.
-pub(crate) async fn reserved_pending_window(
-    db: &Db,
-    session_id: &str,
-) -> Result<(Option<Reservation>, Option<PendingWindow>)> {
-    let rows = window_rows(On::Db(db), &RESERVED_WINDOW_SQL, session_id).await?;
-    let reservation = match rows.first() {
-        Some(row) => Reservation::read(row)?,
-        None => None,
-    };
-    Ok((reservation, read_windows(&rows)?.into_iter().next()))
-}
-
 /// What [`task_windows`] read of one task, in one statement.
 #[derive(Clone, Debug)]
 pub(crate) struct TaskWindows {
@@ -1526,54 +1488,5 @@ mod tests {
                 MessageKind::PermissionRequest
             ]
         );
-    }
-
-    fn words(text: &str) -> String {
-        text.split_whitespace().collect::<Vec<_>>().join(" ")
-    }
-
-    /// Migration 10's `reserve_pending_window()` reads with [`pending_window`]'s statement, and its
-    /// result columns are the ones [`RESERVED_WINDOW_SQL`] names back, in order.
-    #[test]
-    fn reserve_pending_window_reads_the_pending_window() {
-        let migration = include_str!("../../migrations/0010_reserve_pending_window.postgres.sql");
-        assert!(
-            words(migration).contains(&words(&PENDING_WINDOW_SQL)),
-            "migration 10 must embed the window statement of storage::window_sql"
-        );
-        let declared = migration
-            .split_once("RETURNS TABLE (")
-            .and_then(|(_, rest)| rest.split_once("\n)"))
-            .map(|(list, _)| list)
-            .expect("a RETURNS TABLE list");
-        let declared: Vec<&str> = declared
-            .split(',')
-            .filter_map(|column| column.split_whitespace().next())
-            .collect();
-        let called = RESERVED_WINDOW_SQL
-            .strip_prefix("SELECT ")
-            .and_then(|rest| rest.split_once(" FROM reserve_pending_window("))
-            .map(|(list, _)| list)
-            .expect("a select list");
-        let (from, named): (Vec<&str>, Vec<&str>) = called
-            .split(", ")
-            .map(|item| item.split_once(" AS ").unwrap_or((item, item)))
-            .unzip();
-        assert_eq!(
-            from, declared,
-            "the call reads every declared column, in order"
-        );
-        // Named back, the call's columns are the window statement's: the reservation's four,
-        // then the parts with their markers.
-        let window: Vec<String> = ["session_part".to_owned()]
-            .into_iter()
-            .chain(SESSION_COLUMNS.split(", ").map(str::to_owned))
-            .chain(["unkeyed", "turn_part"].map(str::to_owned))
-            .chain(TURN_COLUMNS.split(", ").map(str::to_owned))
-            .chain(["referenced", "message_part"].map(str::to_owned))
-            .chain(MESSAGE_COLUMNS.split(", ").map(str::to_owned))
-            .collect();
-        assert_eq!(named[..4], ["epoch", "sequence", "server", "server_now"]);
-        assert_eq!(named[4..], window[..]);
     }
 }
