@@ -406,6 +406,21 @@ async fn reservations_follow_real_time_postgres() {
     reservations_follow_real_time(Kind::Postgres).await;
 }
 
+/// PostgreSQL: what the epoch records no longer matches the running server (a restart, as seen
+/// from here), and the sequence is set back, as a lost WAL record would leave it.
+async fn seen_as_restarted(db: &Db) {
+    task_projection::server::db::query(
+        "UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'",
+    )
+    .execute(db)
+    .await
+    .unwrap();
+    task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
+        .execute(db)
+        .await
+        .unwrap();
+}
+
 /// PostgreSQL: a database restart may hand out a sequence value again, so a reservation made
 /// under a server start the epoch does not know advances the epoch first (once, whichever
 /// instance notices), and everything after is newer than everything before.
@@ -420,18 +435,7 @@ async fn a_database_restart_advances_the_epoch_postgres() {
     let b = RevisionClock::start(db.clone()).await.unwrap();
     let before = a.reserve().await.unwrap();
     assert_eq!(before.epoch, "2");
-    // What the epoch records no longer matches the running server: a restart, as seen from here.
-    task_projection::server::db::query(
-        "UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'",
-    )
-    .execute(&db)
-    .await
-    .unwrap();
-    // Even with the sequence set back, as a lost WAL record would leave it.
-    task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
-        .execute(&db)
-        .await
-        .unwrap();
+    seen_as_restarted(&db).await;
     let (x, y) = tokio::join!(a.reserve(), b.reserve());
     let (x, y) = (x.unwrap(), y.unwrap());
     assert_eq!(
@@ -466,16 +470,7 @@ async fn a_projection_after_a_database_restart_carries_the_new_epoch_postgres() 
     let before = p.project_sessions(&["s1"]).await.unwrap().remove(0);
     assert_eq!(before.revision.epoch, "1");
     assert_eq!(before.pending_action, Some(PendingAction::Clarification));
-    task_projection::server::db::query(
-        "UPDATE meta SET value = '0.5' WHERE key = 'projection_epoch_server'",
-    )
-    .execute(&db)
-    .await
-    .unwrap();
-    task_projection::server::db::query("SELECT setval('projection_sequence', 1)")
-        .execute(&db)
-        .await
-        .unwrap();
+    seen_as_restarted(&db).await;
     let after = p.project_sessions(&["s1"]).await.unwrap().remove(0);
     assert_eq!(after.revision.epoch, "2");
     assert!(newer(&after.revision, &before.revision));
