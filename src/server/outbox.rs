@@ -285,7 +285,8 @@ fn notified_rows(payload: &str) -> Option<Vec<OutboxRow>> {
 #[derive(Debug, Default)]
 struct Reorder {
     rows: std::collections::BTreeMap<u64, OutboxRow>,
-    /// When the oldest row still held came.
+    /// When rows began to be held (rows held since then may have been delivered meanwhile:
+    /// the deadline runs from the first of them).
     since: Option<Instant>,
 }
 
@@ -569,7 +570,7 @@ mod tests {
         assert_eq!(offsets(reorder.take(&mut cursor, vec![row(8)])), [8, 9, 10]);
         assert_eq!(cursor, 10);
         assert!(reorder.deadline().is_some(), "12 still waits for 11");
-        // A read delivered 11 (and 12, read too): the held 12 is dropped, 14 waits for 13.
+        // A read delivered 11 and 12: the held 12 is dropped, a later 14 waits for 13.
         assert_eq!(
             offsets(reorder.take(&mut cursor, vec![row(14)])),
             [] as [u64; 0]
@@ -577,16 +578,19 @@ mod tests {
         let mut cursor = 12;
         assert!(reorder.take(&mut cursor, Vec::new()).is_empty());
         assert!(reorder.deadline().is_some(), "14 waits for 13");
-        // A read that stopped at 11: the held 12 is delivered after it, nothing lost.
+        assert_eq!(offsets(reorder.take(&mut cursor, vec![row(13)])), [13, 14]);
+        assert_eq!((cursor, reorder.deadline()), (14, None));
+        // A read that stopped at 11: the held 12 and 13 are delivered after it, nothing lost.
         let mut reorder = Reorder::default();
-        let mut at = 10;
-        assert!(reorder.take(&mut at, vec![row(12), row(13)]).is_empty());
-        let mut at = 11;
-        assert_eq!(offsets(reorder.take(&mut at, Vec::new())), [12, 13]);
-        assert_eq!((at, reorder.deadline()), (13, None));
-        assert_eq!(offsets(reorder.take(&mut cursor, vec![row(13)])), [13]);
+        let mut cursor = 10;
+        assert!(reorder.take(&mut cursor, vec![row(12), row(13)]).is_empty());
+        let mut cursor = 11;
+        assert_eq!(offsets(reorder.take(&mut cursor, Vec::new())), [12, 13]);
+        assert_eq!((cursor, reorder.deadline()), (13, None));
+        // Nothing follows the last offset.
+        let mut cursor = u64::MAX;
         assert_eq!(
-            offsets(reorder.take(&mut u64::MAX.clone(), vec![row(1)])),
+            offsets(reorder.take(&mut cursor, vec![row(1)])),
             [] as [u64; 0]
         );
     }

@@ -667,21 +667,9 @@ fn permission_status(status: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// Resolves a pending permission; a session left with nothing pending runs again.
+/// Resolves a pending permission, a message row as the caller read it (a row that changed since
+/// is not written: 409 `already_resolved`); a session left with nothing pending runs again.
 pub async fn resolve_permission(
-    app: &App,
-    core: &Core,
-    message_id: &str,
-    status: &str,
-) -> ApiResult<()> {
-    permission_status(status)?;
-    let row = app.storage.message(message_id).await?;
-    resolve_permission_row(app, core, &row, status).await
-}
-
-/// [`resolve_permission`] of a message row as the caller read it (a row that changed since is
-/// not written: 409 `already_resolved`).
-pub async fn resolve_permission_row(
     app: &App,
     core: &Core,
     row: &MessageRow,
@@ -760,7 +748,7 @@ pub async fn resolve_session_permission(
             format!("session {session_id:?} has no pending permission"),
         ));
     };
-    resolve_permission_row(app, core, &row, status).await?;
+    resolve_permission(app, core, &row, status).await?;
     Ok(row.id().to_owned())
 }
 /// The agent leaves the session: its waiters and execution are dropped, and its pending
@@ -811,8 +799,9 @@ pub async fn continue_after_response(
         // The detached turn ended when its agent went away: close it before the successor, so
         // the successor (then its completion) is what the session's current turn follows.
         if let Some(interrupted) = current_turn_id(app, session_id).await? {
-            if app.storage.turn(&interrupted).await?.is_open() {
-                complete_turn(app, core, &interrupted).await?;
+            let interrupted = app.storage.turn(&interrupted).await?;
+            if interrupted.is_open() {
+                complete_turn_row(app, core, &interrupted).await?;
             }
         }
         // The user's answer opens the successor turn, as text (the payload is the respond

@@ -20,8 +20,7 @@ use crate::server::http::wire::{body_json, opt_bool, opt_str};
 use super::actions::{
     ask_clarification, ask_permission, complete_open_turns, complete_turn_row, create_session,
     create_task, delete_task, detach, known_state, open_turn, post_message, repair,
-    require_live_session, resolve_permission_row, resolve_session_permission, set_state,
-    start_turn,
+    require_live_session, resolve_permission, resolve_session_permission, set_state, start_turn,
 };
 use super::agent::ResumeMode;
 
@@ -254,7 +253,7 @@ async fn sim_resolve(
     let row = app.storage.message(&message_id).await?;
     let _session = app.lock_session(&row.session_id).await;
     let core = app.core().await;
-    resolve_permission_row(&app, &core, &row, status).await?;
+    resolve_permission(&app, &core, &row, status).await?;
     Ok(done(Map::new()))
 }
 
