@@ -595,6 +595,82 @@ mod tests {
         );
     }
 
+    /// Whatever order the inserts' notifications arrive in (each insert's rows are consecutive
+    /// offsets), repeated or interleaved with reads of the committed prefix, the follower's
+    /// [`Reorder`] and reads together deliver every offset once, in offset order.
+    #[cfg(not(target_arch = "wasm32"))]
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Split `1..=n` into consecutive inserts of the given sizes (the last takes the rest).
+        fn inserts(n: u64, sizes: &[u64]) -> Vec<Vec<u64>> {
+            let mut out = Vec::new();
+            let mut next = 1;
+            for size in sizes {
+                if next > n {
+                    break;
+                }
+                let end = (next + size - 1).min(n);
+                out.push((next..=end).collect());
+                next = end + 1;
+            }
+            if next <= n {
+                out.push((next..=n).collect());
+            }
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 4096, ..ProptestConfig::default() })]
+
+            #[test]
+            fn every_offset_is_delivered_once_in_order(
+                n in 1u64..48,
+                sizes in proptest::collection::vec(1u64..6, 0..48),
+                order in proptest::collection::vec(any::<u16>(), 48),
+                repeats in proptest::collection::vec(any::<bool>(), 48),
+                reads in proptest::collection::vec(any::<bool>(), 48),
+            ) {
+                let mut pending = inserts(n, &sizes);
+                let mut reorder = Reorder::default();
+                let mut cursor = 0u64;
+                let mut delivered: Vec<u64> = Vec::new();
+                let mut committed: std::collections::BTreeSet<u64> = Default::default();
+                let mut step = 0usize;
+                while !pending.is_empty() {
+                    // The next insert to commit (commit order is not offset order).
+                    let pick = usize::from(order[step % order.len()]) % pending.len();
+                    let batch = pending.remove(pick);
+                    committed.extend(batch.iter().copied());
+                    let times = if repeats[step % repeats.len()] { 2 } else { 1 };
+                    for _ in 0..times {
+                        let rows = batch.iter().copied().map(row).collect();
+                        for r in reorder.take(&mut cursor, rows) {
+                            delivered.push(r.offset);
+                        }
+                    }
+                    if reads[step % reads.len()] {
+                        // A read: the committed rows after the cursor, up to the first missing
+                        // offset (the follower waits for it), then the held rows it joined.
+                        while committed.contains(&(cursor + 1)) {
+                            cursor += 1;
+                            delivered.push(cursor);
+                        }
+                        for r in reorder.take(&mut cursor, Vec::new()) {
+                            delivered.push(r.offset);
+                        }
+                    }
+                    step += 1;
+                }
+                // Everything committed: nothing is held any more.
+                prop_assert_eq!(reorder.deadline(), None);
+                prop_assert_eq!(delivered, (1..=n).collect::<Vec<_>>());
+                prop_assert_eq!(cursor, n);
+            }
+        }
+    }
+
     #[test]
     fn too_many_held_rows_read_at_once() {
         let mut reorder = Reorder::default();
