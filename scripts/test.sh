@@ -84,8 +84,9 @@ if [ -z "${SETUP_FAILED:-}" ]; then
   # without "postgres") and on PostgreSQL (names with "postgres"), the latter against a throwaway
   # cluster on loopback that scripts/postgres.sh starts and tears down on exit. `test-client`
   # (the loopback client) is on: server_http, server_security and server_instances require it,
-  # and cargo would skip them without it.
-  stage server-sqlite cargo test --no-fail-fast --features server,test-client --test 'server_*' --test fuzz_corpus -- --skip postgres || true
+  # and cargo would skip them without it. `--lib` runs the unit tests of src/server (the default
+  # features compile none of it, so cargo-native does not).
+  stage server-sqlite cargo test --no-fail-fast --features server,test-client --lib --test 'server_*' --test fuzz_corpus -- --skip postgres || true
   stage server-postgres env TASK_PROJECTION_REQUIRE_PG=1 bash scripts/postgres.sh \
     cargo test --no-fail-fast --features server,test-client --test 'server_*' -- postgres || true
 
