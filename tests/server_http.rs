@@ -837,6 +837,9 @@ async fn websocket_converges(db: Db, _: Kind) {
     srv.turn(&secondary).await;
     let (pending, _) = srv.ask(&secondary, 3, true).await;
     let frames = srv.frames_until_marker(&mut ws).await;
+    // Frames broadcast to this socket: each round's frames and its marker (server.hello is
+    // written on its own, before).
+    let mut sent = frames.len() + 1;
     apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
     assert_eq!(
@@ -880,7 +883,9 @@ async fn websocket_converges(db: Db, _: Kind) {
         json!({}),
     )
     .await;
-    apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
+    let frames = srv.frames_until_marker(&mut ws).await;
+    sent += frames.len() + 1;
+    apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
     assert_eq!(
         mirror
@@ -924,13 +929,22 @@ async fn websocket_converges(db: Db, _: Kind) {
         json!({ "state": "COMPLETED" }),
     )
     .await;
-    apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
+    let frames = srv.frames_until_marker(&mut ws).await;
+    sent += frames.len() + 1;
+    apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
     assert_eq!(mirror.store.task_pending_action(&task).0, None);
     assert_eq!(
         mirror.store.pending_owner(&task, None).0,
         Some(third.as_str()),
         "a clean task opens its primary session"
+    );
+    // The hub counts one write per batch: at least one per round (the client waited for each
+    // round's marker before the next), at most one per frame.
+    let writes = srv.running.app.hub.socket_writes();
+    assert!(
+        (3..=u64::try_from(sent).unwrap()).contains(&writes),
+        "{writes} writes for {sent} frames"
     );
     ws.close().await;
     srv.stop().await;

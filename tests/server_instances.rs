@@ -397,3 +397,44 @@ async fn a_notification_carries_the_rows_that_fit_postgres() {
     );
     db.close().await;
 }
+
+/// The outbox writer keeps publication order and inserts what queued up together, at most 256
+/// events per statement, and counts its statements (the load benchmark's fan-out figure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_writer_inserts_in_publication_order_in_bounded_batches_postgres() {
+    use task_projection::server::events::{Event, EventSink};
+    use task_projection::server::outbox::{read_after, OutboxWriter};
+    let Some(url) = server_support::fresh_url(Kind::Postgres).await else {
+        eprintln!("skipped: PostgreSQL URL not set");
+        return;
+    };
+    let db = task_projection::server::Db::connect(&url).await.unwrap();
+    let (writer, task) = OutboxWriter::start(db.clone());
+    const EVENTS: u64 = 600;
+    for n in 0..EVENTS {
+        writer
+            .publish(Event {
+                name: "test.event",
+                payload: json!({ "n": n }),
+            })
+            .unwrap();
+    }
+    writer.flush().await;
+    let rows = read_after(&db, 0, None, 1_000).await.unwrap();
+    let order: Vec<u64> = rows
+        .iter()
+        .map(|row| {
+            serde_json::from_str::<Value>(&row.payload).unwrap()["n"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(order, (0..EVENTS).collect::<Vec<_>>(), "publication order");
+    let inserts = writer.inserts();
+    assert!(
+        (EVENTS.div_ceil(256)..=EVENTS).contains(&inserts),
+        "{inserts} statements for {EVENTS} events"
+    );
+    task.abort();
+    db.close().await;
+}

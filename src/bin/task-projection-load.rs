@@ -16,8 +16,9 @@
 //! through the simulator API with `--drivers` concurrent agents (each on its own task: turns,
 //! messages, live clarifications answered through the respond endpoint, permissions) until at
 //! least `--events` frames were published. Reports the publication rate, the delivery latency
-//! (publication → a client read the frame; p50/p99/max over every client and frame), the store's
-//! cost per frame, and checks that every client's store answers equal the server's REST answers
+//! (publication → a client read the frame; p50/p99/max over every client and frame), the SQL
+//! statements, CPU and fan-out per event (outbox inserts, each a notification to every instance;
+//! socket writes), the store's cost per frame, and checks that every client's store answers equal the server's REST answers
 //! (exit code 1 otherwise).
 
 #[global_allocator]
@@ -365,6 +366,15 @@ async fn run(options: Options) -> Result<bool, AnyError> {
 
     // Drivers.
     let statements_before = task_projection::server::db::statements_run();
+    let fan_out = |apps: &[Arc<http::app::App>]| {
+        apps.iter().fold((0u64, 0u64), |(inserts, writes), app| {
+            (
+                inserts + app.outbox_writer().map_or(0, |w| w.inserts()),
+                writes + app.hub.socket_writes(),
+            )
+        })
+    };
+    let fan_out_before = fan_out(&apps);
     let cpu_before = cpu_time();
     let started = Instant::now();
     let drivers: Vec<_> = (0..options.drivers)
@@ -388,6 +398,13 @@ async fn run(options: Options) -> Result<bool, AnyError> {
     }
     let statements_run =
         task_projection::server::db::statements_run().saturating_sub(statements_before);
+    let (inserts, socket_writes) = {
+        let (inserts, writes) = fan_out(&apps);
+        (
+            inserts.saturating_sub(fan_out_before.0),
+            writes.saturating_sub(fan_out_before.1),
+        )
+    };
     let cpu = cpu_time()
         .zip(cpu_before)
         .map(|(after, before)| after.saturating_sub(before));
@@ -474,6 +491,20 @@ async fn run(options: Options) -> Result<bool, AnyError> {
             per_event(cpu.as_secs_f64() * 1e3),
             options.clients
         )),
+    );
+    println!(
+        "fan-out per event: {}{:.2} socket writes ({} sockets, a write per batch of queued frames)",
+        match apps[0].outbox_writer() {
+            Some(_) => format!(
+                "{:.2} outbox inserts (a notification to each of {} instance{}), ",
+                per_event(inserts as f64),
+                apps.len(),
+                if apps.len() == 1 { "" } else { "s" }
+            ),
+            None => String::new(),
+        },
+        per_event(socket_writes as f64),
+        runs.len(),
     );
     println!(
         "native store: {:.2} us per frame (apply, mean over all clients)",

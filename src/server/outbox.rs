@@ -26,6 +26,7 @@
 //! SQLite has no outbox: one instance, events go straight to its hub (offsets counted in
 //! memory, resumable from the hub's recent history).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -173,12 +174,16 @@ pub struct OutboxWriter {
     queue: mpsc::UnboundedSender<Queued>,
     /// Publication instants, when recording (the load benchmark).
     log: Arc<std::sync::Mutex<Option<Vec<Instant>>>>,
+    /// Insert statements that succeeded (one notification each).
+    inserts: Arc<AtomicU64>,
 }
 
 impl OutboxWriter {
     /// Starts the writer task.
     pub fn start(db: Db) -> (OutboxWriter, JoinHandle<()>) {
         let (queue, mut rx) = mpsc::unbounded_channel::<Queued>();
+        let inserts = Arc::new(AtomicU64::new(0));
+        let counted = inserts.clone();
         let task = tokio::spawn(async move {
             let mut batch: Vec<Event> = Vec::new();
             let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
@@ -199,6 +204,9 @@ impl OutboxWriter {
                     tokio::time::sleep(delay).await;
                     delay = delay.saturating_mul(2).min(Duration::from_secs(5));
                 }
+                if !batch.is_empty() {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                }
                 batch.clear();
                 for done in waiting.drain(..) {
                     let _ = done.send(());
@@ -206,7 +214,19 @@ impl OutboxWriter {
             }
         });
         let log = Arc::default();
-        (OutboxWriter { queue, log }, task)
+        (
+            OutboxWriter {
+                queue,
+                log,
+                inserts,
+            },
+            task,
+        )
+    }
+
+    /// How many insert statements the writer ran (each notifies every instance once).
+    pub fn inserts(&self) -> u64 {
+        self.inserts.load(Ordering::Relaxed)
     }
 
     /// Starts recording publication instants (the load benchmark).

@@ -21,7 +21,7 @@
 //! what it held.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
@@ -118,6 +118,9 @@ pub struct Hub {
     closing: watch::Sender<bool>,
     /// Publication instants of every broadcast frame, when recording (the load benchmark).
     log: Mutex<Option<Vec<Instant>>>,
+    /// Batches of broadcast frames written to sockets (one write and flush each; the load
+    /// benchmark reports it).
+    socket_writes: AtomicU64,
     stream: String,
     backlog: Backlog,
     delivered: Mutex<Delivered>,
@@ -184,6 +187,7 @@ impl Hub {
             hello: RwLock::new((epoch.to_owned(), started_at.to_owned())),
             closing,
             log: Mutex::new(None),
+            socket_writes: AtomicU64::new(0),
             stream,
             backlog,
             delivered: Mutex::new(Delivered {
@@ -384,6 +388,12 @@ impl Hub {
             .map_or(0, Vec::len)
     }
 
+    /// How many batches of broadcast frames this hub's sockets wrote (each one write and one
+    /// flush; a socket's hello and resumed backlog are not counted).
+    pub fn socket_writes(&self) -> u64 {
+        self.socket_writes.load(Ordering::Relaxed)
+    }
+
     /// Closes every socket (shutdown).
     pub fn close(&self) {
         self.closing.send_replace(true);
@@ -446,6 +456,9 @@ impl Hub {
                     Ok(frame) => {
                         // The frames already queued for this socket go out in one write.
                         let (batch, ended) = drain(&mut frames, frame, latest);
+                        if !batch.is_empty() {
+                            self.socket_writes.fetch_add(1, Ordering::Relaxed);
+                        }
                         let sent = write_batch(&mut socket, &batch, &frames, &mut shed).await;
                         // Counted against the budget until written (see the module docs).
                         drop(batch);
