@@ -95,6 +95,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The server's warnings (a failed insert, a skipped offset) go to stderr: a run that hit
+    // one says so.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
