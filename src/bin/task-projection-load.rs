@@ -18,8 +18,8 @@
 //! least `--events` frames were published. Reports the publication rate, the delivery latency
 //! (publication → a client read the frame; p50/p99/max over every client and frame), the SQL
 //! statements, CPU and fan-out per event (outbox inserts, each a notification to every instance;
-//! socket writes), the store's cost per frame, and checks that every client's store answers equal the server's REST answers
-//! (exit code 1 otherwise).
+//! socket writes), the store's cost per frame, and checks that every client's store answers
+//! equal the server's REST answers (exit code 1 otherwise).
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
