@@ -19,13 +19,15 @@ export interface ConnectOptions {
   /** After each frame the store took (its outcome, and the frame as received): e.g. to keep the
    * app's own copy of what the store does not hold (message content). */
   onFrame?(outcome: FrameOutcome, data: unknown): void;
-  /** `"connecting"`, `"open"`, `"waiting"` (detail: the delay in ms), `"closed"` (detail: the close code). */
-  onStatus?(status: 'connecting' | 'open' | 'waiting' | 'closed', detail?: number): void;
+  /** `"connecting"`, `"open"`, `"waiting"` (detail: the delay in ms), `"closed"` (detail: the close code, or `"timeout"` when the handshake took longer than `openTimeoutMs`). */
+  onStatus?(status: 'connecting' | 'open' | 'waiting' | 'closed', detail?: number | 'timeout'): void;
   /** A frame the store rejected (a TaskProjectionError; nothing changed) or a failed refetch. Default: `reportError`. */
   onError?(error: unknown): void;
   /** Backoff after a close: `minDelayMs × 2^failures`, at most `maxDelayMs`, times a random 0.5–1. Defaults 250 and 10,000. */
   minDelayMs?: number;
   maxDelayMs?: number;
+  /** A socket that has not opened after this many ms is closed and retried (a server or proxy may hold an upgrade open without answering). Default 10,000. */
+  openTimeoutMs?: number;
   /** Another WebSocket implementation (Node < 22: e.g. the `ws` package's). */
   WebSocket?: new (url: string) => WebSocketLike;
   setTimeout?: (f: () => void, ms: number) => unknown;

@@ -3,8 +3,9 @@
 // for it (a connection's `server.hello` that did not resume the stream: what was published while
 // there was none is lost; `session.created`: the task's session list), and reconnects after a
 // close with exponential backoff and jitter, until `close()`. A reconnection asks the server to
-// resume the stream (`?since=<offset>&stream=<stream>`) after the last frame the store took, so a
-// resumed hello needs no refetch. Plain JS, no wasm of its own (its errors are read.js's): any
+// resume the stream (`?since=<offset>&stream=<stream>`) after the last frame the store took (or,
+// first, where the store says its state stands: `streamPosition()`), so a resumed hello needs no
+// refetch. Plain JS, no wasm of its own (its errors are read.js's): any
 // object with `applyFrame` works (the store of any entry). It decides nothing about the data: the
 // frame's outcome (the store's rules) says what to refetch; it only keeps the connection's place
 // in the stream.
@@ -48,7 +49,9 @@ function resumeUrl(url, since, stream) {
  * e.g. to keep the app's own copy of message content), `onStatus(status, detail)` (`"connecting"`, `"open"`,
  * `"waiting"` with the delay in ms, `"closed"`), `onError(error)` (a frame the store rejected, a
  * refetch that failed; default `reportError`), `minDelayMs` (250) and `maxDelayMs` (10,000) for the
- * backoff, and for tests `WebSocket`, `setTimeout`, `clearTimeout`, `random`. Returns `{ close }`.
+ * backoff, `openTimeoutMs` (10,000: a socket that has not opened by then is closed and retried, as
+ * a server that holds an upgrade without answering never closes it), and for tests `WebSocket`,
+ * `setTimeout`, `clearTimeout`, `random`. Returns `{ close }`.
  */
 export function connect(url, store, options) {
   if (typeof url !== 'string' && !(url instanceof URL)) throw misuse('url', 'expected a string or URL');
@@ -64,12 +67,15 @@ export function connect(url, store, options) {
   const onFrame = typeof o.onFrame === 'function' ? o.onFrame : null;
   const minDelay = Number.isFinite(o.minDelayMs) && o.minDelayMs >= 0 ? o.minDelayMs : 250;
   const maxDelay = Number.isFinite(o.maxDelayMs) && o.maxDelayMs >= minDelay ? o.maxDelayMs : Math.max(minDelay, 10_000);
+  const openTimeout = Number.isFinite(o.openTimeoutMs) && o.openTimeoutMs > 0 ? o.openTimeoutMs : 10_000;
   const later = o.setTimeout ?? globalThis.setTimeout;
   const cancel = o.clearTimeout ?? globalThis.clearTimeout;
   const random = o.random ?? Math.random;
 
   let socket = null;
   let timer = null;
+  // The open timeout of the socket being opened (`openTimeoutMs`).
+  let guard = null;
   let failures = 0;
   let stopped = false;
   // The place in the server's event stream: the last hello's `stream`, and the offset of the last
@@ -79,6 +85,15 @@ export function connect(url, store, options) {
   // server, or no offset yet), and then a reconnection does not ask to resume.
   let stream = null;
   let since = null;
+  // A store that knows where its state stands (hydrated from a server-rendered snapshot, or told
+  // by `applyStreamPosition` after a REST read) resumes from there on the first connection too.
+  if (typeof store.streamPosition === 'function') {
+    const position = store.streamPosition();
+    if (position !== null && typeof position === 'object' && typeof position.stream === 'string' && typeof position.offset === 'number') {
+      stream = position.stream;
+      since = position.offset;
+    }
+  }
   // The refetches asked since the last hello that was not resumed (`round` counts those hellos):
   // how many have not settled, and whether one failed. A reconnection resumes only when none is
   // outstanding and none failed: a resumed stream brings no refetch, so what a failed or unfinished
@@ -153,7 +168,29 @@ export function connect(url, store, options) {
       return;
     }
     socket = s;
+    // A handshake that never ends (a server or proxy holding the upgrade open) would leave the
+    // connection "connecting" for good: give up on it and retry.
+    const timeout = later(() => {
+      if (guard === timeout) guard = null;
+      if (socket !== s) return;
+      socket = null;
+      try {
+        s.close();
+      } catch (_) {
+        // not open yet
+      }
+      status('closed', 'timeout');
+      wait();
+    }, openTimeout);
+    guard = timeout;
+    // This socket's timeout only (a late close of an older socket leaves the current one's).
+    const unguard = () => {
+      if (guard !== timeout) return;
+      cancel(timeout);
+      guard = null;
+    };
     s.onopen = () => {
+      unguard();
       if (socket !== s) return;
       failures = 0;
       status('open');
@@ -179,6 +216,7 @@ export function connect(url, store, options) {
       else if (outcome.refetch === 'sessions') ask({ what: 'sessions', taskId: outcome.taskId, reason: outcome.reason });
     };
     s.onclose = (event) => {
+      unguard();
       if (socket !== s) return;
       socket = null;
       status('closed', event && event.code);
@@ -203,6 +241,8 @@ export function connect(url, store, options) {
       stopped = true;
       if (timer !== null) cancel(timer);
       timer = null;
+      if (guard !== null) cancel(guard);
+      guard = null;
       const s = socket;
       socket = null;
       if (s) {

@@ -1,6 +1,6 @@
 // Declarations of `task-projection/react` (js/react.js; storeSubscription: js/subscription.js).
 import type { ReactNode } from 'react';
-import type { PendingAction, PendingClarification, ProjectionStore, WireStatusSummary } from './task_projection.js';
+import type { PendingAction, PendingClarification, ProjectionStore, StoreSnapshot, WireStatusSummary } from './task_projection.js';
 
 /** The part of a `ProjectionStore` the subscription uses. */
 export interface VersionedStore {
@@ -35,48 +35,72 @@ export interface ProjectionStoreProviderProps {
   /** A store you created (after `init()`). */
   store?: ProjectionStore;
   /**
-   * Or a function that resolves to one, e.g. `async () => { await init(); return new
-   * ProjectionStore(); }`, defined once at module scope: it is called once per page, however
-   * often the provider mounts (StrictMode included).
+   * Or a function that resolves to one, e.g. `async (snapshot) => { await init(); return snapshot
+   * ? ProjectionStore.hydrate(snapshot) : new ProjectionStore(); }`, defined once at module scope:
+   * it is called once per page, in the browser, with the provider's `initialState`, however often
+   * the provider mounts (StrictMode included).
    */
-  open?: () => ProjectionStore | Promise<ProjectionStore>;
-  /** Shown until `open` resolves, on the server and during hydration. Default: nothing. */
+  open?: (initialState: StoreSnapshot | string | undefined) => ProjectionStore | Promise<ProjectionStore>;
+  /**
+   * A `store.dehydrate()` made on the server (or its JSON text). Until `open` resolves (the
+   * server render, and the hydration render in the browser) every hook answers from its
+   * `answers`, so the server HTML holds the answers and the first client render equals it;
+   * `open` receives it. Hooks it holds no answer for (`useStoreAnswer`, `usePendingOwner` with
+   * a preferred session) answer `undefined` meanwhile.
+   */
+  initialState?: StoreSnapshot | string;
+  /** Shown until `open` resolves when there is no `initialState`: on the server and during hydration. Default: nothing. */
   fallback?: ReactNode;
   children?: ReactNode;
 }
 
 /**
- * Makes a store available to the hooks below it. With `open`, renders `fallback` until the store
- * is ready; an `open` that rejects throws its error from here (for an error boundary).
+ * Makes a store available to the hooks below it. With `open`, the hooks answer from
+ * `initialState` until the store is ready, or, without one, it renders `fallback`; an `open` that
+ * rejects throws its error from here (for an error boundary).
  * @example
- * const openStore = async () => { await init(); return new ProjectionStore(); };
- * <ProjectionStoreProvider open={openStore} fallback={<p>Loading…</p>}><Inbox /></ProjectionStoreProvider>
+ * const openStore = async (snapshot?: StoreSnapshot | string) => {
+ *   await init();
+ *   return snapshot ? ProjectionStore.hydrate(snapshot) : new ProjectionStore();
+ * };
+ * <ProjectionStoreProvider open={openStore} initialState={snapshot} fallback={<p>Loading…</p>}><Inbox /></ProjectionStoreProvider>
  */
 export function ProjectionStoreProvider(props: ProjectionStoreProviderProps): ReactNode;
 
-/** The store of the nearest provider (throws outside one), e.g. to feed it frames in an effect. */
+/**
+ * The store of the nearest provider, e.g. to feed it frames in an effect. Throws outside a
+ * provider, and while the provider answers from its `initialState` (the store is not open yet:
+ * use `useLiveStore()` in a component that renders then).
+ */
 export function useProjectionStore(): ProjectionStore;
+
+/** The store of the nearest provider, or `null` while it answers from its `initialState` (on the server, during hydration). Throws outside a provider. */
+export function useLiveStore(): ProjectionStore | null;
 
 /**
  * `read(store)`, re-read when the store changes; re-renders only when the result changes
  * (`Object.is`). `read` must return the same value while the answer is unchanged (every store
- * query does).
+ * query does). `undefined` while the provider answers from its `initialState`.
  */
-export function useStoreAnswer<T>(read: (store: ProjectionStore) => T): T;
+export function useStoreAnswer<T>(read: (store: ProjectionStore) => T): T | undefined;
+
+// Every hook answers what its query answers: `undefined` while not known yet (show "loading"),
+// `null` / `false` / `""` only when known. Before the store is open, what the initialState's
+// store answered.
 
 /** `store.pendingClarification(sessionId)`, re-rendering only when the live question changes. */
-export function usePendingClarification(sessionId: string): PendingClarification | null;
+export function usePendingClarification(sessionId: string): PendingClarification | null | undefined;
 /** `store.sessionPendingAction(sessionId)`. */
-export function useSessionPendingAction(sessionId: string): PendingAction | null;
+export function useSessionPendingAction(sessionId: string): PendingAction | null | undefined;
 /** `store.currentTurnId(sessionId)`. */
 export function useCurrentTurnId(sessionId: string): string | null | undefined;
 /** `store.hiddenMessageIds(sessionId)`: the rows the question overlay shows. */
-export function useHiddenMessageIds(sessionId: string): readonly string[];
+export function useHiddenMessageIds(sessionId: string): readonly string[] | undefined;
 /** `store.hasPendingPermission(sessionId)`. */
-export function useHasPendingPermission(sessionId: string): boolean;
+export function useHasPendingPermission(sessionId: string): boolean | undefined;
 /** `store.taskPendingAction(taskId)`. */
-export function useTaskPendingAction(taskId: string): PendingAction | null;
+export function useTaskPendingAction(taskId: string): PendingAction | null | undefined;
 /** `store.taskStatusSummary(taskId)`. */
-export function useTaskStatusSummary(taskId: string): WireStatusSummary | null;
-/** `store.pendingOwner(taskId, preferredSessionId)`: the session to open, `""` for task-only. */
-export function usePendingOwner(taskId: string, preferredSessionId?: string | null): string;
+export function useTaskStatusSummary(taskId: string): WireStatusSummary | null | undefined;
+/** `store.pendingOwner(taskId, preferredSessionId)`: the session to open, `""` for task-only, `undefined` while unknown (and, with a preferred session, while the provider answers from its `initialState`). */
+export function usePendingOwner(taskId: string, preferredSessionId?: string | null): string | undefined;

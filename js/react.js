@@ -2,19 +2,23 @@
 // wasm is initialized, and hooks that read one answer each and re-render only when that answer
 // changes. React is a peer dependency of this entry only.
 //
-//   const openStore = async () => { await init(); return new ProjectionStore(); }; // module scope
-//   <ProjectionStoreProvider open={openStore} fallback={<p>Loading…</p>}>…</ProjectionStoreProvider>
+//   const openStore = async (snapshot) => { await init(); return snapshot ? ProjectionStore.hydrate(snapshot) : new ProjectionStore(); };
+//   <ProjectionStoreProvider open={openStore} initialState={snapshot} fallback={<p>Loading…</p>}>…</ProjectionStoreProvider>
 //   const bundle = usePendingClarification(sessionId);   // in any component below it
 //
 // Each hook is useSyncExternalStore over the store's change notifications, with the answer itself
 // as the snapshot: the store returns the same (frozen) object for an unchanged answer, so React
 // compares answers with Object.is and a component re-renders only when its own answer changed.
-// Server rendering and the hydration render show `fallback` (the store lives in the browser).
-import { createContext, createElement, useContext, useEffect, useState, useSyncExternalStore } from 'react';
+// Until the store is open (the server render, and the hydration render in the browser) the hooks
+// answer from `initialState.answers` (a `store.dehydrate()` made on the server: the store's own
+// answers, `undefined` where it did not know), so the server HTML holds the answers and the
+// first client render equals it; without an initialState the provider shows `fallback` then.
+import { createContext, createElement, useContext, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import { storeSubscription } from './subscription.js';
 
 export { storeSubscription };
 
+/** `{ store, answers }`: the live store (or null), and the snapshot's answers while it is null. */
 const StoreContext = createContext(null);
 
 /** One subscription per store, shared by every hook that reads it. */
@@ -30,12 +34,12 @@ function subscriptionOf(store) {
 
 /** What each `open` function opened: one store per function, whatever mounts and remounts (StrictMode). */
 const opened = new WeakMap();
-function openOnce(open) {
+function openOnce(open, initialState) {
   let entry = opened.get(open);
   if (entry === undefined) {
-    entry = { store: null, error: null, promise: null };
+    entry = { store: null, error: null, settled: false, promise: null };
     entry.promise = Promise.resolve()
-      .then(() => open())
+      .then(() => open(initialState))
       .then(
         (store) => {
           entry.store = store;
@@ -43,24 +47,37 @@ function openOnce(open) {
         (error) => {
           entry.error = error === undefined ? new Error('open() failed') : error;
         },
-      );
+      )
+      .then(() => {
+        entry.settled = true;
+      });
     opened.set(open, entry);
   }
   return entry;
 }
 
+const noSubscription = () => () => {};
+const onClient = () => true;
+const onServer = () => false;
+
 /**
  * Makes a store available to the hooks below: `store` (one you created), or `open` (a function,
  * defined once at module scope, that resolves to a store, e.g. after `await init()`: it is called
- * once per page, however often the provider mounts) with `fallback` shown until it resolves, on
- * the server, and during hydration. An `open` that fails throws its error from the provider
- * (for an error boundary).
+ * once per page, in the browser, with `initialState`, however often the provider mounts). Until
+ * it resolves (on the server, and during hydration) the hooks answer from `initialState` (a
+ * `store.dehydrate()`), or, without one, the provider shows `fallback`. An `open` that fails
+ * throws its error from the provider (for an error boundary).
  */
-export function ProjectionStoreProvider({ store, open, fallback = null, children }) {
-  const entry = open === undefined ? null : openOnce(open);
+export function ProjectionStoreProvider({ store, open, initialState, fallback = null, children }) {
+  if (store === undefined && open === undefined) throw new TypeError('ProjectionStoreProvider: pass `store` or `open`');
+  // false on the server and in the hydration render, true in any later client render.
+  const hydrated = useSyncExternalStore(noSubscription, onClient, onServer);
   const [ready, setReady] = useState(null);
   useEffect(() => {
-    if (entry === null) return undefined;
+    if (open === undefined) return undefined;
+    // Opened here, not while rendering: never on the server (where a module-scope `open` would
+    // keep the first request's state for the process's lifetime).
+    const entry = openOnce(open, initialState);
     let live = true;
     entry.promise.then(() => {
       if (live) setReady(entry);
@@ -68,40 +85,93 @@ export function ProjectionStoreProvider({ store, open, fallback = null, children
     return () => {
       live = false;
     };
-  }, [entry]);
-  if (store === undefined && entry === null) throw new TypeError('ProjectionStoreProvider: pass `store` or `open`');
-  // `open` settled (for this `open`: a new one waits for its own).
-  const settled = entry !== null && ready === entry;
-  if (settled && entry.error !== null) throw entry.error;
-  const value = store !== undefined ? store : settled ? entry.store : null;
+    // `initialState` is read once: `open` runs once per page.
+  }, [open]);
+  let entry = null;
+  if (open !== undefined) {
+    if (ready !== null && opened.get(open) === ready) entry = ready;
+    // A provider mounted after its `open` settled (a client-side navigation), out of hydration:
+    // the store at once, no snapshot or fallback render first.
+    else if (hydrated && opened.get(open)?.settled) entry = opened.get(open);
+  }
+  if (entry !== null && entry.error !== null) throw entry.error;
+  const live = store !== undefined ? store : entry !== null ? entry.store : null;
+  const answers = useMemo(() => snapshotAnswers(initialState), [initialState]);
+  const value = useMemo(() => (live !== null ? { store: live, answers: null } : answers !== null ? { store: null, answers } : null), [live, answers]);
   if (value === null) return fallback;
   return createElement(StoreContext.Provider, { value }, children);
 }
 
-/** The store of the nearest ProjectionStoreProvider. */
+const EMPTY = Object.freeze({ tasks: Object.freeze({}), sessions: Object.freeze({}) });
+
+/** The `answers` of a StoreSnapshot (an object, or its JSON text), or null without one. */
+function snapshotAnswers(snapshot) {
+  if (snapshot === undefined || snapshot === null) return null;
+  const value = typeof snapshot === 'string' ? JSON.parse(snapshot) : snapshot;
+  const answers = value !== null && typeof value === 'object' ? value.answers : undefined;
+  return answers !== null && typeof answers === 'object' ? answers : EMPTY;
+}
+
+function useStoreContext(hook) {
+  const context = useContext(StoreContext);
+  if (context === null) throw new Error(`${hook}: no store here (render it inside <ProjectionStoreProvider>)`);
+  return context;
+}
+
+/** The store of the nearest ProjectionStoreProvider (throws while it answers from initialState). */
 export function useProjectionStore() {
-  const store = useContext(StoreContext);
-  if (store === null) throw new Error('useProjectionStore: no store here (render it inside <ProjectionStoreProvider>)');
+  const { store } = useStoreContext('useProjectionStore');
+  if (store === null) {
+    throw new Error('useProjectionStore: the store is not open yet (the provider answers from its initialState): use useLiveStore(), null until then');
+  }
   return store;
 }
+
+/** The store of the nearest ProjectionStoreProvider, or null while it answers from initialState. */
+export function useLiveStore() {
+  return useStoreContext('useLiveStore').store;
+}
+
+/**
+ * One answer: `read(store)` from the live store, re-read when it changes, or
+ * `fromSnapshot(answers)` while the provider answers from initialState.
+ */
+function useAnswer(hook, read, fromSnapshot) {
+  const { store, answers } = useStoreContext(hook);
+  const subscribe = store === null ? noSubscription : subscriptionOf(store).subscribe;
+  const get = store === null ? () => fromSnapshot(answers) : () => read(store);
+  return useSyncExternalStore(subscribe, get, get);
+}
+
+const unknown = () => undefined;
 
 /**
  * `read(store)`, re-read when the store changes; the component re-renders only when the result
  * changes (`Object.is`). `read` must return the same value while the answer is unchanged (every
- * store query does).
+ * store query does). `undefined` while the provider answers from initialState.
  */
 export function useStoreAnswer(read) {
-  const store = useProjectionStore();
-  const sub = subscriptionOf(store);
-  const get = () => read(store);
-  return useSyncExternalStore(sub.subscribe, get, get);
+  return useAnswer('useStoreAnswer', read, unknown);
 }
 
-export const usePendingClarification = (sessionId) => useStoreAnswer((s) => s.pendingClarification(sessionId));
-export const useSessionPendingAction = (sessionId) => useStoreAnswer((s) => s.sessionPendingAction(sessionId));
-export const useCurrentTurnId = (sessionId) => useStoreAnswer((s) => s.currentTurnId(sessionId));
-export const useHiddenMessageIds = (sessionId) => useStoreAnswer((s) => s.hiddenMessageIds(sessionId));
-export const useHasPendingPermission = (sessionId) => useStoreAnswer((s) => s.hasPendingPermission(sessionId));
-export const useTaskPendingAction = (taskId) => useStoreAnswer((s) => s.taskPendingAction(taskId));
-export const useTaskStatusSummary = (taskId) => useStoreAnswer((s) => s.taskStatusSummary(taskId));
-export const usePendingOwner = (taskId, preferredSessionId) => useStoreAnswer((s) => s.pendingOwner(taskId, preferredSessionId));
+const own = (object, key) => (object !== null && typeof object === 'object' && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined);
+/** The hook of a store query about one session or task, answering `answers[kind][id][query]` from a snapshot. */
+function queryHook(kind, query) {
+  const hook = `use${query[0].toUpperCase()}${query.slice(1)}`;
+  return (id) => useAnswer(hook, (s) => s[query](id), (a) => own(own(own(a, kind), id), query));
+}
+
+export const usePendingClarification = queryHook('sessions', 'pendingClarification');
+export const useSessionPendingAction = queryHook('sessions', 'sessionPendingAction');
+export const useCurrentTurnId = queryHook('sessions', 'currentTurnId');
+export const useHiddenMessageIds = queryHook('sessions', 'hiddenMessageIds');
+export const useHasPendingPermission = queryHook('sessions', 'hasPendingPermission');
+export const useTaskPendingAction = queryHook('tasks', 'taskPendingAction');
+export const useTaskStatusSummary = queryHook('tasks', 'taskStatusSummary');
+// A snapshot holds the owner without a preferred session only: with one, unknown until the store is open.
+export const usePendingOwner = (taskId, preferredSessionId) =>
+  useAnswer(
+    'usePendingOwner',
+    (s) => s.pendingOwner(taskId, preferredSessionId),
+    (a) => (preferredSessionId == null ? own(own(own(a, 'tasks'), taskId), 'pendingOwner') : undefined),
+  );

@@ -1087,6 +1087,23 @@ export const SELECTION_OPTIONS = obj({ preferredSessionId: LEAF });
 /** `startRecording`'s options. */
 export const RECORDING_OPTIONS = obj({ maxBytes: LEAF });
 export const SETTLE_OUTCOME = obj({ aborted: LEAF, timedOut: LEAF, error: LEAF, sessions: SESSIONS });
+// Snapshots (src/wire/snapshot.rs, docs/snapshot-format.md): rows are arrays of leaves; `answers`
+// is not read back (the hydrated store answers from the state).
+const ROWS = arr(arr(LEAF));
+const IDS = arr(LEAF);
+export const SNAPSHOT = obj({
+  format: LEAF, version: LEAF, epoch: LEAF, stream: LEAF, offset: LEAF,
+  tasks: arr(obj({ id: LEAF, known: LEAF, summary: kept(SUMMARY), legacy: LEAF, sessions: IDS })),
+  sessions: arr(obj({
+    id: LEAF, task: LEAF, listed: LEAF, state: LEAF, state_at: LEAF, primary: LEAF, primary_at: LEAF,
+    action: LEAF, revision: REVISION, turns: ROWS, early: ROWS, messages: ROWS, deleted: ROWS, paged: LEAF,
+  })),
+  removed: obj({ tasks: IDS, sessions: IDS }),
+  rejected: ROWS,
+});
+export const DEHYDRATE_OPTIONS = obj({ tasks: IDS, sessions: IDS });
+export const HYDRATE_OPTIONS = obj({ restored: LEAF });
+export const POSITION = obj({ stream: LEAF, offset: LEAF });
 export { LEAF, NO_KEYS };
 
 /**

@@ -23,6 +23,7 @@ import {
   readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
   TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
+  SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
 } from './read.js';
 
 // The recorder's slot, one for every copy of the store in a page (each entry's, the loader's):
@@ -265,7 +266,9 @@ const MESSAGE_FRAMES = Object.freeze({
 });
 
 /** What `applyFrame` did (FrameOutcome in the declarations). */
-function frameOutcome(type, applied, reason, refetch, offset, taskId) {
+function frameOutcome(type, applied, reason, refetch, offset, taskId, s) {
+  // A frame taken at an offset moves the store's place in the stream (src/rules/connection.rs).
+  if (s !== undefined && typeof offset === 'number') s.wasm.__frameOffset(offset);
   const out = { type, applied, reason, refetch, offset };
   if (refetch === 'sessions') out.taskId = taskId;
   return out;
@@ -503,7 +506,7 @@ export class ProjectionStore {
     const kind = MESSAGE_FRAMES[type];
     if (kind !== undefined) {
       this.applyMessageEvent(kind, payload);
-      return frameOutcome(type, true, s.wasm.lastReason(), null, offset);
+      return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
     }
     switch (type) {
       case 'turn.started':
@@ -519,7 +522,7 @@ export class ProjectionStore {
         const copy = readArg(payload, SESSION_EVENT, 'payload');
         this.applySessionEvent(copy);
         const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
-        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', offset, taskId);
+        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', offset, taskId, s);
       }
       case 'task.status_summary.updated':
         this.applyStatusSummaryEvent(payload);
@@ -543,16 +546,93 @@ export class ProjectionStore {
         one(copy, HELLO, 'payload', s);
         const refetch = s.wasm.__hello();
         note(s, 'applyFrame');
+        changed(s); // a hello confirms restored state (`restored()`)
         const out = frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null, typeof copy.offset === 'number' ? copy.offset + 0 : null);
         out.stream = typeof copy.stream === 'string' ? copy.stream : null;
         return out;
       }
       case 'task.stalled':
-        return frameOutcome(type, false, 'not_stored', null, offset);
+        return frameOutcome(type, false, 'not_stored', null, offset, undefined, s);
       default:
-        return frameOutcome(type, false, 'unknown_frame_type', null, offset);
+        return frameOutcome(type, false, 'unknown_frame_type', null, offset, undefined, s);
     }
-    return frameOutcome(type, true, s.wasm.lastReason(), null, offset);
+    return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
+  }
+
+  // ---- snapshots (SPEC §12) ------------------------------------------------------------------
+
+  /**
+   * What the store holds for `tasks` (and their sessions) and `sessions` (everything without
+   * options), with its answers: a plain JSON-safe object (docs/snapshot-format.md). A held status
+   * summary is a copy of your object.
+   */
+  dehydrate(options) {
+    const s = live(this);
+    one(options, DEHYDRATE_OPTIONS, 'options');
+    const snapshot = JSON.parse(s.wasm.__dehydrate());
+    // Each held summary (written `true`) is a copy of the caller's object, made here, in JS.
+    const copies = new Map();
+    const copy = (id) => {
+      if (!copies.has(id)) {
+        let value;
+        try {
+          value = JSON.parse(JSON.stringify(this.taskStatusSummary(id)));
+        } catch (error) {
+          throw taskProjectionError('unreadable_value', 'summary', `the status summary of task ${JSON.stringify(id)} cannot be copied: ${error}`, error);
+        }
+        copies.set(id, value);
+      }
+      return copies.get(id);
+    };
+    for (const task of snapshot.tasks) if (task.summary === true) task.summary = copy(task.id);
+    for (const [id, answers] of Object.entries(snapshot.answers.tasks)) {
+      if (answers.taskStatusSummary === true) answers.taskStatusSummary = copy(id);
+    }
+    return snapshot;
+  }
+
+  /**
+   * A store built from a snapshot (an object or its JSON text) of `dehydrate()`: every answer as
+   * the source's. `{ restored: true }` marks its answers as restored (`restored()`) until the
+   * stream's first `server.hello` or a task snapshot. A snapshot is read once and checked whole:
+   * a malformed one, or of an unknown version (`unsupported_version`), throws and creates nothing.
+   */
+  static hydrate(snapshot, options) {
+    const store = new ProjectionStore();
+    const s = STATE.get(store);
+    try {
+      let value = snapshot;
+      if (typeof value === 'string') {
+        try {
+          value = JSON.parse(value);
+        } catch (error) {
+          throw taskProjectionError('invalid_type', 'snapshot', `snapshot: not JSON text (${error && error.message})`, error);
+        }
+      }
+      s.wasm.__hydrate(two(value, SNAPSHOT, 'snapshot', options, HYDRATE_OPTIONS, 'options'));
+    } catch (error) {
+      store.free();
+      throw error;
+    }
+    return store;
+  }
+
+  /** Restored from storage and not yet confirmed by a `server.hello` or a task snapshot. */
+  restored() {
+    return live(this).wasm.restored();
+  }
+
+  /** Where the state held stands in the server's event stream: `{ stream, offset }` or `null`. */
+  streamPosition() {
+    return live(this).wasm.streamPosition();
+  }
+
+  /** The REST state applied was read at `{ stream, offset }` of the server's event stream. */
+  applyStreamPosition(position) {
+    const s = live(this);
+    // Not recorded: a trace holds what decides answers, and the stream position decides none.
+    one(position, POSITION, 'position');
+    s.wasm.applyStreamPosition();
   }
 
   // ---- selection ----------------------------------------------------------------------------

@@ -161,30 +161,37 @@ function utf8Length(s) {
 }
 
 const field = (key, value) => `,${JSON.stringify(key)}:${value}`;
+/** `"key":value,` for a known answer, nothing for an unknown one (`undefined`). */
+const known = (key, answer, value) => (answer === undefined ? '' : `${JSON.stringify(key)}:${value},`);
 const text = (s) => (s === null || s === undefined ? 'null' : JSON.stringify(s));
 
 /** A session's answers as the trace writes them (src/trace.rs `session_answers`). */
 function sessionAnswers(store, id) {
-  let out = `"pendingAction":${text(store.sessionPendingAction(id))}${field('pendingActionWhy', text(store.lastReason()))}`;
+  // An answer not known yet (`undefined`) leaves its key out.
+  const action = store.sessionPendingAction(id);
+  let out = `${known('pendingAction', action, text(action))}"pendingActionWhy":${text(store.lastReason())}`;
   const turn = store.currentTurnId(id);
   if (turn !== undefined) out += field('currentTurn', text(turn));
   out += field('currentTurnWhy', text(store.lastReason()));
   const c = store.pendingClarification(id);
-  out += field('clarification', c === null ? 'null' : `{"pending_id":${text(c.pending_id)},"message_ids":[${c.message_ids.map(text).join(',')}]}`);
+  if (c !== undefined) out += field('clarification', c === null ? 'null' : `{"pending_id":${text(c.pending_id)},"message_ids":[${c.message_ids.map(text).join(',')}]}`);
   out += field('clarificationWhy', text(store.lastReason()));
-  out += field('permission', String(store.hasPendingPermission(id)));
+  const blocked = store.hasPendingPermission(id);
+  if (blocked !== undefined) out += field('permission', String(blocked));
   return `{${out}${field('permissionWhy', text(store.lastReason()))}}`;
 }
 
 /** A task's answers (src/trace.rs `task_answers`): the summary's revision from `explainOwner`,
  * so the caller's summary object is not read again. */
 function taskAnswers(store, id) {
-  let out = `"pendingAction":${text(store.taskPendingAction(id))}${field('pendingActionWhy', text(store.lastReason()))}`;
-  out += field('pendingOwner', text(store.pendingOwner(id) || null));
+  const action = store.taskPendingAction(id);
+  let out = `${known('pendingAction', action, text(action))}"pendingActionWhy":${text(store.lastReason())}`;
+  const owner = store.pendingOwner(id);
+  if (owner !== undefined) out += field('pendingOwner', text(owner || null));
   out += field('pendingOwnerWhy', text(store.lastReason()));
-  const held = store.taskStatusSummary(id) !== null;
+  const summary = store.taskStatusSummary(id);
   const why = store.lastReason();
-  out += field('summary', held ? `{"revision":${json(store.explainOwner(id).summary_revision)}}` : 'null');
+  if (summary !== undefined) out += field('summary', summary !== null ? `{"revision":${json(store.explainOwner(id).summary_revision)}}` : 'null');
   return `{${out}${field('summaryWhy', text(why))}}`;
 }
 

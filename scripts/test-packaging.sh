@@ -3,9 +3,10 @@
 #   build pkg/ (skip with --no-build when the build stage just ran) -> npm pack -> install into the
 #   fixture apps (npm ci from their committed lockfiles, skipped when node_modules matches; the
 #   tarball itself every run; the package README's tsx blocks into next-app/app/readme/) ->
-#   node:test: Next.js (webpack and Turbopack: server component, route handler, edge route, client
-#   components, the README's React example, tsc --noEmit), Vite, Node ESM/CJS, all in
-#   headless Chromium where a page is involved. Screenshots: tests/artifacts/packaging/*.png.
+#   node:test: Next.js (webpack and Turbopack: server component, route handler, edge runtime, client
+#   components, the README's React example with and without a WebSocket server, tsc --noEmit),
+#   Vite, Node ESM/CJS, all in headless Chromium where a page is involved. Screenshots:
+#   tests/artifacts/packaging/*.png.
 # Needs only the npm registry (cold install) and works with NEXT_TELEMETRY_DISABLED=1.
 #   bash scripts/test-packaging.sh [--no-build] [node --test reporter args]
 set -euo pipefail

@@ -17,6 +17,8 @@ pub enum ErrorCode {
     InvalidRevision,
     /// A revision epoch that is not all decimal digits where a comparison needs its value.
     MalformedEpoch,
+    /// A snapshot of another format or version than this build reads.
+    UnsupportedVersion,
 }
 
 impl ErrorCode {
@@ -27,6 +29,7 @@ impl ErrorCode {
             ErrorCode::InvalidValue => "invalid_value",
             ErrorCode::InvalidRevision => "invalid_revision",
             ErrorCode::MalformedEpoch => "malformed_epoch",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
         }
     }
 }
@@ -49,6 +52,8 @@ pub enum WireError {
     },
     #[error("{field}: epoch \"{epoch}\" is not all decimal digits")]
     MalformedEpoch { field: String, epoch: String },
+    #[error("{field}: {problem}")]
+    UnsupportedVersion { field: String, problem: String },
 }
 
 /// At most this many bytes (UTF-8) of an offending value are quoted in an error message, so a
@@ -80,6 +85,7 @@ impl WireError {
             WireError::InvalidValue { .. } => ErrorCode::InvalidValue,
             WireError::InvalidRevision { .. } => ErrorCode::InvalidRevision,
             WireError::MalformedEpoch { .. } => ErrorCode::MalformedEpoch,
+            WireError::UnsupportedVersion { .. } => ErrorCode::UnsupportedVersion,
         }
     }
 
@@ -89,7 +95,8 @@ impl WireError {
             WireError::InvalidType { field, .. }
             | WireError::InvalidValue { field, .. }
             | WireError::InvalidRevision { field, .. }
-            | WireError::MalformedEpoch { field, .. } => field,
+            | WireError::MalformedEpoch { field, .. }
+            | WireError::UnsupportedVersion { field, .. } => field,
         }
     }
 }

@@ -427,8 +427,11 @@ impl Step {
 fn session_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
     let mut j = Json(String::with_capacity(192));
     j.0.push('{');
+    // An answer not known yet (SPEC §11) leaves its key out (the query answers `undefined`).
     let (action, why) = store.session_pending_action(id);
-    j.action("pendingAction", action);
+    if let Some(action) = action {
+        j.action("pendingAction", action);
+    }
     j.reason("pendingActionWhy", why);
     let (turn, why) = store.current_turn_id(id);
     match turn {
@@ -440,8 +443,9 @@ fn session_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
     j.reason("currentTurnWhy", why);
     let (bundle, why) = store.pending_clarification(id);
     match bundle {
-        None => j.raw("clarification", "null"),
-        Some(bundle) => {
+        None => {}
+        Some(None) => j.raw("clarification", "null"),
+        Some(Some(bundle)) => {
             j.open("clarification", '{');
             j.str("pending_id", bundle.pending_id);
             j.open("message_ids", '[');
@@ -454,7 +458,9 @@ fn session_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
     }
     j.reason("clarificationWhy", why);
     let (blocked, why) = store.has_pending_permission(id);
-    j.bool("permission", blocked);
+    if let Some(blocked) = blocked {
+        j.bool("permission", blocked);
+    }
     j.reason("permissionWhy", why);
     j.0.push('}');
     j.0
@@ -465,20 +471,26 @@ fn task_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
     let mut j = Json(String::with_capacity(160));
     j.0.push('{');
     let (action, why) = store.task_pending_action(id);
-    j.action("pendingAction", action);
+    if let Some(action) = action {
+        j.action("pendingAction", action);
+    }
     j.reason("pendingActionWhy", why);
     let (owner, why) = store.pending_owner(id, None);
-    j.str("pendingOwner", owner);
+    if let Some(owner) = owner {
+        j.str("pendingOwner", owner);
+    }
     j.reason("pendingOwnerWhy", why);
-    match store.task_summary_revision(id) {
-        None => j.raw("summary", "null"),
-        Some(revision) => {
+    let (summary, why) = store.task_status_summary(id);
+    match summary.map(|held| held.and(store.task_summary_revision(id))) {
+        None => {}
+        Some(None) => j.raw("summary", "null"),
+        Some(Some(revision)) => {
             j.open("summary", '{');
             j.num("revision", revision);
             j.0.push('}');
         }
     }
-    j.reason("summaryWhy", store.task_status_summary(id).1);
+    j.reason("summaryWhy", why);
     j.0.push('}');
     j.0
 }

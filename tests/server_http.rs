@@ -435,7 +435,8 @@ async fn simulator_is_off_by_default() {
     assert_eq!(status, 404, "{body}");
     let (status, body) = srv.http.get("/api/dev/sim").await.unwrap();
     assert_eq!(status, 404, "the probe says no simulator: {body}");
-    assert_eq!(srv.get("/api/v1/tasks").await, json!({ "tasks": [] }));
+    let listed = srv.get("/api/v1/tasks").await;
+    assert_eq!(listed["tasks"], json!([]), "{listed}");
     srv.stop().await;
 }
 
@@ -600,8 +601,10 @@ async fn simulator_controls(db: Db, _: Kind) {
     );
     apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
-    let action = |a: Option<task_projection::rules::model::PendingAction>| a.map(|a| a.as_str());
-    assert_eq!(action(mirror.store.task_pending_action(&task).0), None);
+    let action = |a: Option<Option<task_projection::rules::model::PendingAction>>| {
+        a.map(|a| a.map(|a| a.as_str()))
+    };
+    assert_eq!(action(mirror.store.task_pending_action(&task).0), Some(None));
     for (id, expected) in ids
         .iter()
         .zip(["permission", "clarification", "clarification"])
@@ -609,7 +612,7 @@ async fn simulator_controls(db: Db, _: Kind) {
         let id = id.as_str().unwrap();
         assert_eq!(
             action(mirror.store.task_pending_action(id).0),
-            Some(expected)
+            Some(Some(expected))
         );
     }
     ws.close().await;
@@ -847,15 +850,16 @@ async fn websocket_converges(db: Db, _: Kind) {
             .store
             .task_pending_action(&task)
             .0
+            .flatten()
             .map(|a| a.as_str()),
         Some("clarification")
     );
     assert_eq!(
         mirror.store.pending_owner(&task, None).0,
-        Some(secondary.as_str())
+        Some(Some(secondary.as_str()))
     );
     let (bundle, _) = mirror.store.pending_clarification(&secondary);
-    assert_eq!(bundle.unwrap().message_ids.len(), 3);
+    assert_eq!(bundle.flatten().unwrap().message_ids.len(), 3);
     let kinds: std::collections::BTreeSet<&str> =
         frames.iter().map(|f| f["type"].as_str().unwrap()).collect();
     for kind in [
@@ -892,6 +896,7 @@ async fn websocket_converges(db: Db, _: Kind) {
             .store
             .task_pending_action(&task)
             .0
+            .flatten()
             .map(|a| a.as_str()),
         Some("permission")
     );
@@ -933,10 +938,10 @@ async fn websocket_converges(db: Db, _: Kind) {
     sent += frames.len() + 1;
     apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
-    assert_eq!(mirror.store.task_pending_action(&task).0, None);
+    assert_eq!(mirror.store.task_pending_action(&task).0, Some(None));
     assert_eq!(
         mirror.store.pending_owner(&task, None).0,
-        Some(third.as_str()),
+        Some(Some(third.as_str())),
         "a clean task opens its primary session"
     );
     // The hub counts one write per batch: at least one per round (the client waited for each
@@ -1075,6 +1080,7 @@ async fn restart_rejects_old_epoch(db: Db, kind: Kind) {
             .store
             .session_pending_action(&session)
             .0
+            .flatten()
             .map(|a| a.as_str()),
         Some("clarification")
     );
@@ -1094,7 +1100,7 @@ async fn restart_rejects_old_epoch(db: Db, kind: Kind) {
     );
     apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
     check_converged(&mirror, &srv.http).await.unwrap();
-    assert_eq!(mirror.store.task_pending_action(&task).0, None);
+    assert_eq!(mirror.store.task_pending_action(&task).0, Some(None));
     ws.close().await;
     srv.stop().await;
 }
@@ -1128,7 +1134,7 @@ async fn stall_sweep_heals_orphans(db: Db, _: Kind) {
     assert_eq!(change["payload"]["pending_action"], Value::Null, "{change}");
     apply_all(&mut mirror, &frames);
     check_converged(&mirror, &srv.http).await.unwrap();
-    assert_eq!(mirror.store.task_pending_action(&task).0, None);
+    assert_eq!(mirror.store.task_pending_action(&task).0, Some(None));
     ws.close().await;
     srv.stop().await;
 }
@@ -1149,7 +1155,9 @@ async fn task_deleted(db: Db, _: Kind) {
     srv.ask(&session, 1, true).await;
     apply_all(&mut mirror, &srv.frames_until_marker(&mut ws).await);
     check_converged(&mirror, &srv.http).await.unwrap();
-    let action = |a: Option<task_projection::rules::model::PendingAction>| a.map(|a| a.as_str());
+    let action = |a: Option<Option<task_projection::rules::model::PendingAction>>| {
+        a.flatten().map(|a| a.as_str())
+    };
     assert_eq!(
         action(mirror.store.task_pending_action(&doomed).0),
         Some("clarification")
@@ -1170,9 +1178,10 @@ async fn task_deleted(db: Db, _: Kind) {
     );
     assert_eq!(mirror.apply(&frames[0]).unwrap(), Some(Reason::Applied));
     let (held, reason) = mirror.store.task_pending_action(&doomed);
-    assert_eq!((held, reason), (None, Reason::TaskUnknown));
+    // Removed: known and clean (SPEC §11), not unknown.
+    assert_eq!((held, reason), (Some(None), Reason::TaskRemoved));
     let (held, reason) = mirror.store.session_pending_action(&session);
-    assert_eq!((held, reason), (None, Reason::SessionUnknown));
+    assert_eq!((held, reason), (Some(None), Reason::TaskRemoved));
     assert_eq!(mirror.store.session_state(&session), None);
     assert!(
         mirror.answers().get(&doomed).is_none(),
@@ -1460,6 +1469,12 @@ async fn resume_from_an_offset(db: Db, _: Kind) {
     )
     .await;
     let mut later = srv.frames_until_marker(&mut first).await;
+    // A REST read says where it stands in the stream: at or after every event delivered before
+    // it (a client gives it to `applyStreamPosition` and resumes after it).
+    let listed = srv.http.get_ok("/api/v1/tasks").await.unwrap();
+    assert_eq!(listed["stream"], stream.as_str(), "{listed}");
+    let last_seen = later.iter().chain(&seen).filter_map(|f| f["offset"].as_u64()).max();
+    assert!(listed["offset"].as_u64() >= last_seen, "{listed} after {last_seen:?}");
     let mut expected: Vec<Value> = seen[1..].to_vec();
     expected.append(&mut later);
     let query = format!("?since={since}&stream={stream}");

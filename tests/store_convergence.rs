@@ -83,43 +83,52 @@ fn apply(store: &mut Store, history: &History, step: &Step, tokens: &mut HashMap
 /// Every query of the contract, per session and task, as the scenario runners spell results.
 fn answers(store: &Store, history: &History) -> Vec<(String, Vec<Value>, Value)> {
     let mut out = Vec::new();
+    // An answer not known yet (SPEC §11) is `undefined`: the known/unknown state is compared
+    // with the answers.
+    let known = |answer: Option<Value>| answer.unwrap_or_else(|| json!({"$undefined": true}));
     for (s, _) in &history.sessions {
         let q = |call: &str, value: Value| (call.to_owned(), vec![json!(s)], value);
         out.push(q(
             "sessionPendingAction",
-            history::action_json(store.session_pending_action(s).0),
+            known(store.session_pending_action(s).0.map(history::action_json)),
         ));
         out.push(q("currentTurnId", turn_json(store.current_turn_id(s).0)));
         out.push(q(
             "pendingClarification",
-            store.pending_clarification(s).0.map_or(
-                Value::Null,
-                |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
-            ),
+            known(store.pending_clarification(s).0.map(|b| {
+                b.map_or(
+                    Value::Null,
+                    |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+                )
+            })),
         ));
-        out.push(q("hiddenMessageIds", json!(store.hidden_message_ids(s).0)));
+        out.push(q(
+            "hiddenMessageIds",
+            known(store.hidden_message_ids(s).0.map(|ids| json!(ids))),
+        ));
         out.push(q(
             "hasPendingPermission",
-            json!(store.has_pending_permission(s).0),
+            known(store.has_pending_permission(s).0.map(|b| json!(b))),
         ));
     }
     for t in &history.tasks {
         let q = |call: &str, value: Value| (call.to_owned(), vec![json!(t)], value);
         out.push(q(
             "taskPendingAction",
-            history::action_json(store.task_pending_action(t).0),
+            known(store.task_pending_action(t).0.map(history::action_json)),
         ));
         out.push(q(
             "taskStatusSummary",
-            store
-                .task_status_summary(t)
-                .0
-                .cloned()
-                .unwrap_or(Value::Null),
+            known(
+                store
+                    .task_status_summary(t)
+                    .0
+                    .map(|s| s.cloned().unwrap_or(Value::Null)),
+            ),
         ));
         out.push(q(
             "pendingOwner",
-            json!(store.pending_owner(t, None).0.unwrap_or("")),
+            known(store.pending_owner(t, None).0.map(|o| json!(o.unwrap_or("")))),
         ));
     }
     out
@@ -142,6 +151,8 @@ struct Delivered {
     deleted: HashSet<String>,
     turns: Vec<Turn>,
     turn_list: bool,
+    /// A message page was delivered (SPEC §11).
+    paged: bool,
     state: Option<(Option<Timestamp>, SessionState)>,
 }
 
@@ -215,6 +226,7 @@ impl Model {
             }
             "applyMessagePage" => {
                 let session = args[0].as_str().unwrap_or_default().to_owned();
+                self.session(&session).paged = true;
                 for row in args[1].as_array().into_iter().flatten() {
                     self.row(&session, row);
                 }
@@ -295,27 +307,44 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
             Some(action) => action,
             None => pending::session_pending_action(state, turns, &rows).0,
         };
+        // SPEC §11: the rows' answers are known once the turn list and a page were delivered;
+        // the action once a projection was, or those rows.
+        let undefined = json!({"$undefined": true});
+        let rows_known = d.turn_list && d.paged;
+        let rows_answer = |v: Value| if rows_known { v } else { undefined.clone() };
+        // A quarantined session's discovery answers are known from its state alone (SPEC §2).
+        let discovery_known = rows_known || state.is_some_and(|s| !s.is_input_capable());
+        let discovery_answer = |v: Value| if discovery_known { v } else { undefined.clone() };
+        let action_known = projection.is_some() || rows_known;
         let expected = vec![
             (
                 "currentTurnId".to_owned(),
                 vec![json!(s)],
-                turn_json(current),
+                discovery_answer(turn_json(current)),
             ),
             (
                 "pendingClarification".to_owned(),
                 vec![json!(s)],
-                expected_bundle,
+                discovery_answer(expected_bundle),
             ),
-            ("hiddenMessageIds".to_owned(), vec![json!(s)], json!(bundle)),
+            (
+                "hiddenMessageIds".to_owned(),
+                vec![json!(s)],
+                discovery_answer(json!(bundle)),
+            ),
             (
                 "hasPendingPermission".to_owned(),
                 vec![json!(s)],
-                json!(clarification::has_pending_permission(&rows)),
+                rows_answer(json!(clarification::has_pending_permission(&rows))),
             ),
             (
                 "sessionPendingAction".to_owned(),
                 vec![json!(s)],
-                history::action_json(action),
+                if action_known {
+                    history::action_json(action)
+                } else {
+                    undefined.clone()
+                },
             ),
         ];
         for (call, args, want) in &expected {
@@ -331,7 +360,7 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
             }
         }
         // A deleted message never answers again (server histories never re-add an id).
-        let hidden = store.hidden_message_ids(s).0;
+        let hidden = store.hidden_message_ids(s).0.unwrap_or_default();
         if let Some(id) = hidden.iter().find(|id| d.deleted.contains(**id)) {
             return Err((
                 format!("deleted {id} is hidden as a live question of {s}"),
@@ -339,8 +368,8 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
             ));
         }
         // A bundle implies the clarification action; an open question needs a current turn.
-        if store.pending_clarification(s).0.is_some() {
-            if store.session_pending_action(s).0 != Some(PendingAction::Clarification) {
+        if matches!(store.pending_clarification(s).0, Some(Some(_))) {
+            if store.session_pending_action(s).0 != Some(Some(PendingAction::Clarification)) {
                 return Err((
                     format!("{s} shows a bundle but its action is not clarification"),
                     expected,
@@ -356,7 +385,7 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
     }
     // The pending owner is a listed, input-capable session with the task's action.
     for t in &history.tasks {
-        let (Some(owner), Some(action)) = (
+        let (Some(Some(owner)), Some(Some(action))) = (
             store.pending_owner(t, None).0,
             store.task_pending_action(t).0,
         ) else {
@@ -392,11 +421,41 @@ fn shuffled(history: &History, seed: u64, dups: &[u8]) -> Vec<Step> {
 
 /// Runs a delivery; `Err((steps applied, why, expected answers))` at the first broken invariant.
 fn deliver(history: &History, steps: &[Step], check: bool) -> Result<Store, (usize, Broken)> {
+    deliver_hydrating(history, steps, check, None)
+}
+
+/// A store's snapshot through JSON text into a new store (SPEC §12).
+fn rehydrated(store: &Store) -> Store {
+    let text = api::dehydrate(store, &Json::ABSENT, |p: &Value, out: &mut String| {
+        out.push_str(&p.to_string())
+    })
+    .expect("dehydrate");
+    let parsed: Value = serde_json::from_str(&text).expect("a snapshot is JSON");
+    api::hydrate(&Json::new(&parsed), &Json::ABSENT, |j: Json<'_>| {
+        j.0.cloned().unwrap_or(Value::Null)
+    })
+    .expect("a snapshot hydrates")
+}
+
+/// [`deliver`], the store replaced by its snapshot's hydrated store once, after the first step at
+/// or past `hydrate_at` where no task-list fetch is in flight (a snapshot holds no fetch token: a
+/// page load abandons its requests).
+fn deliver_hydrating(
+    history: &History,
+    steps: &[Step],
+    check: bool,
+    hydrate_at: Option<usize>,
+) -> Result<Store, (usize, Broken)> {
     let mut store = Store::new();
     let mut model = Model::default();
     let mut tokens = HashMap::new();
+    let mut pending_hydrate = hydrate_at;
     for (n, step) in steps.iter().enumerate() {
         apply(&mut store, history, step, &mut tokens);
+        if pending_hydrate.is_some_and(|at| n >= at) && tokens.is_empty() {
+            store = rehydrated(&store);
+            pending_hydrate = None;
+        }
         if !step.begin {
             model.deliver(&history.inputs[step.input]);
         }
@@ -577,6 +636,42 @@ fn random_delivery_converges_shard_0() {
 #[test]
 fn random_delivery_converges_shard_1() {
     run_shard(1);
+}
+
+/// SPEC §12: a store dehydrated and hydrated at a random point of a random delivery (every input
+/// 1–3 times, shuffled) keeps the step invariants and ends with the answers of in-order delivery,
+/// known/unknown state included: the snapshot carries everything later inputs are ordered
+/// against. `CONVERGENCE_CASES` histories (default 1,000).
+#[test]
+fn hydrating_anywhere_in_a_random_delivery_converges() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        rng_seed: RngSeed::Fixed(0x6879_6472),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (hydrated, steps_run) = (Cell::new(0usize), Cell::new(0usize));
+    let result = runner.run(&(params(), any::<u16>()), |((tasks, actions, remove, seed, dups), at)| {
+        let history = generate(tasks, &actions, remove);
+        let steps = shuffled(&history, seed, &dups);
+        let at = usize::from(at) % (steps.len() + 1);
+        let reference = answers(&deliver(&history, &in_order(&history), false).unwrap(), &history);
+        let store = deliver_hydrating(&history, &steps, true, Some(at))
+            .map_err(|(n, (why, _))| TestCaseError::fail(format!("step {n}: {why}")))?;
+        hydrated.set(hydrated.get() + 1);
+        steps_run.set(steps_run.get() + steps.len());
+        let got = answers(&store, &history);
+        for ((call, args, value), (_, _, want)) in got.iter().zip(&reference) {
+            prop_assert_eq!(value, want, "{}({:?}) after a hydrate at {}", call, args, at);
+        }
+        Ok(())
+    });
+    println!(
+        "hydrate convergence: {} histories hydrated at a random point, {} deliveries",
+        hydrated.get(),
+        steps_run.get()
+    );
+    result.unwrap();
 }
 
 /// In-order delivery itself satisfies the step invariants after every input.

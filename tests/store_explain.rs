@@ -115,7 +115,7 @@ fn a_session_explanation_names_the_current_turn_the_bundle_and_why() {
     );
     assert_eq!(
         json["clarification"],
-        json!({"reason": "active_bundle", "pending_id": "p-now"})
+        json!({"known": true, "reason": "active_bundle", "pending_id": "p-now"})
     );
     let requests: Vec<(&str, &str)> = json["requests"]
         .as_array()
@@ -133,7 +133,7 @@ fn a_session_explanation_names_the_current_turn_the_bundle_and_why() {
     );
     assert_eq!(
         json["pending_action"],
-        json!({"value": "clarification", "reason": "authoritative_projection"})
+        json!({"value": "clarification", "known": true, "reason": "authoritative_projection"})
     );
     assert_eq!(
         json["projection"],
@@ -175,7 +175,11 @@ fn rejected_inputs_are_listed_with_their_revisions_newest_first() {
     .unwrap();
     // The answers stand; the log is not part of the decision state.
     assert_eq!(
-        store.session_pending_action("s1").0.map(|a| a.as_str()),
+        store
+            .session_pending_action("s1")
+            .0
+            .flatten()
+            .map(|a| a.as_str()),
         Some("clarification")
     );
     let explained = store.explain("s1");
@@ -215,9 +219,47 @@ fn an_unknown_session_is_explained_as_unknown() {
     let json = parsed(&store.explain("nope\"\n").to_json());
     assert_eq!(json["session_id"], "nope\"\n", "ids are escaped");
     assert_eq!(json["known"], false);
-    assert_eq!(json["current_turn"]["reason"], "session_unknown");
-    assert_eq!(json["clarification"]["reason"], "session_unknown");
+    assert_eq!(json["current_turn"]["reason"], "awaiting_turn_list");
+    assert_eq!(json["clarification"]["reason"], "awaiting_turn_list");
+    assert_eq!(json["pending_action"]["reason"], "awaiting_session_list");
     assert_eq!(json["turn_count"], Value::Null);
+    // Every answer is unknown, and the explanation names every input it waits for (SPEC §11).
+    for answer in ["current_turn", "pending_action", "clarification", "permission"] {
+        assert_eq!(json[answer]["known"], false, "{answer}");
+    }
+    assert_eq!(json["permission"]["pending"], Value::Null);
+    assert_eq!(
+        json["missing"],
+        json!(["awaiting_session_list", "awaiting_turn_list", "awaiting_message_page"])
+    );
+}
+
+#[test]
+fn an_explanation_names_what_each_answer_still_awaits() {
+    let mut store = Store::new();
+    let list = json!([{"id": "s1", "task_id": T, "state": "RUNNING", "pending_action": null}]);
+    api::apply_session_list(&mut store, &Json::new(&json!(T)), &Json::new(&list)).unwrap();
+    let turns = json!([{"id": "turn-1", "session_id": "s1", "started_at": at(1), "created_at": at(1)}]);
+    api::apply_turn_list(&mut store, &Json::new(&json!("s1")), &Json::new(&turns)).unwrap();
+    let json = parsed(&store.explain("s1").to_json());
+    assert_eq!(json["missing"], json!(["awaiting_message_page"]));
+    assert_eq!(json["pending_action"]["known"], true);
+    assert_eq!(json["pending_action"]["value"], Value::Null);
+    assert_eq!(json["current_turn"]["known"], false);
+    assert_eq!(json["current_turn"]["reason"], "awaiting_message_page");
+    assert_eq!(json["clarification"]["reason"], "awaiting_message_page");
+    assert_eq!(json["permission"]["reason"], "awaiting_message_page");
+    api::apply_message_page(&mut store, &Json::new(&json!("s1")), &Json::new(&json!([]))).unwrap();
+    let json = parsed(&store.explain("s1").to_json());
+    assert_eq!(json["missing"], json!([]));
+    assert_eq!(json["current_turn"]["id"], "turn-1");
+    assert_eq!(json["permission"], json!({"pending": false, "known": true, "reason": "no_pending_permission"}));
+    // The owner: the task is known from its session list.
+    let owner = parsed(&store.explain_owner(T, None).to_json());
+    assert_eq!(owner["missing"], json!([]));
+    assert_eq!(owner["owner"]["known"], true);
+    let unknown = parsed(&store.explain_owner("other", None).to_json());
+    assert_eq!(unknown["missing"], json!(["awaiting_task", "awaiting_session_list"]));
 }
 
 #[test]
@@ -264,11 +306,11 @@ fn an_owner_explanation_names_the_owner_the_sessions_and_stale_summaries() {
     let json = parsed(&explained.to_json());
     assert_eq!(
         json["owner"],
-        json!({"session_id": "s1", "reason": "pending_owner"})
+        json!({"session_id": "s1", "known": true, "reason": "pending_owner"})
     );
     assert_eq!(
         json["pending_action"],
-        json!({"value": "clarification", "reason": "status_summary_action"})
+        json!({"value": "clarification", "known": true, "reason": "status_summary_action"})
     );
     assert_eq!(json["summary_revision"], 7);
     assert_eq!(
@@ -291,7 +333,7 @@ fn an_owner_explanation_names_the_owner_the_sessions_and_stale_summaries() {
 
     let unknown = parsed(&store.explain_owner("t-none", None).to_json());
     assert_eq!(unknown["known"], false);
-    assert_eq!(unknown["owner"]["reason"], "task_unknown");
+    assert_eq!(unknown["owner"]["reason"], "awaiting_task");
     assert_eq!(unknown["sessions"], Value::Null);
     assert_eq!(unknown["preferred"], Value::Null);
 }

@@ -21,8 +21,9 @@ fn payload(json: Json<'_>) -> Value {
     json.0.cloned().unwrap_or(Value::Null)
 }
 
-fn action(a: Option<task_projection::rules::model::PendingAction>) -> Value {
-    a.map_or(Value::Null, |a| json!(a.as_str()))
+/// A pending-action answer: `None` (`undefined`) while unknown.
+fn action(a: Option<Option<task_projection::rules::model::PendingAction>>) -> Option<Value> {
+    a.map(|a| a.map_or(Value::Null, |a| json!(a.as_str())))
 }
 
 /// Runs one step: `Ok((result, reason))`, where `result` is `None` for `undefined`.
@@ -78,7 +79,7 @@ fn run(
         }
         "sessionPendingAction" => {
             let (a, r) = store.session_pending_action(&id(0, "sessionId")?);
-            Ok((Some(action(a)), Some(r)))
+            Ok((action(a), Some(r)))
         }
         "currentTurnId" => {
             let (turn, r) = store.current_turn_id(&id(0, "sessionId")?);
@@ -91,27 +92,29 @@ fn run(
         }
         "pendingClarification" => {
             let (bundle, r) = store.pending_clarification(&id(0, "sessionId")?);
-            let value = bundle.map_or(
-                Value::Null,
-                |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
-            );
-            Ok((Some(value), Some(r)))
+            let value = bundle.map(|b| {
+                b.map_or(
+                    Value::Null,
+                    |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+                )
+            });
+            Ok((value, Some(r)))
         }
         "hiddenMessageIds" => {
             let (ids, r) = store.hidden_message_ids(&id(0, "sessionId")?);
-            Ok((Some(json!(ids)), Some(r)))
+            Ok((ids.map(|ids| json!(ids)), Some(r)))
         }
         "hasPendingPermission" => {
             let (blocked, r) = store.has_pending_permission(&id(0, "sessionId")?);
-            Ok((Some(json!(blocked)), Some(r)))
+            Ok((blocked.map(|b| json!(b)), Some(r)))
         }
         "taskPendingAction" => {
             let (a, r) = store.task_pending_action(&id(0, "taskId")?);
-            Ok((Some(action(a)), Some(r)))
+            Ok((action(a), Some(r)))
         }
         "taskStatusSummary" => {
             let (summary, r) = store.task_status_summary(&id(0, "taskId")?);
-            Ok((Some(summary.cloned().unwrap_or(Value::Null)), Some(r)))
+            Ok((summary.map(|s| s.cloned().unwrap_or(Value::Null)), Some(r)))
         }
         "pendingOwner" => {
             let task = id(0, "taskId")?;
@@ -121,7 +124,7 @@ fn run(
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             let (owner, r) = store.pending_owner(&task, preferred.as_deref());
-            Ok((Some(json!(owner.unwrap_or(""))), Some(r)))
+            Ok((owner.map(|o| json!(o.unwrap_or(""))), Some(r)))
         }
         other => panic!("unknown call {other}"),
     }
@@ -221,4 +224,92 @@ fn every_store_scenario_case() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Every query's answer for `id` as a session and as a task (unknown as `"$undefined"`).
+fn all_answers(store: &Store, id: &str) -> Value {
+    let known = |v: Option<Value>| v.unwrap_or_else(|| json!("$undefined"));
+    let bundle = |b: Option<task_projection::store::Bundle<'_>>| {
+        b.map_or(Value::Null, |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}))
+    };
+    json!({
+        "sessionPendingAction": known(action(store.session_pending_action(id).0)),
+        "currentTurnId": format!("{:?}", store.current_turn_id(id).0),
+        "pendingClarification": known(store.pending_clarification(id).0.map(bundle)),
+        "hiddenMessageIds": known(store.hidden_message_ids(id).0.map(|i| json!(i))),
+        "hasPendingPermission": known(store.has_pending_permission(id).0.map(|b| json!(b))),
+        "taskPendingAction": known(action(store.task_pending_action(id).0)),
+        "taskStatusSummary": known(store.task_status_summary(id).0.map(|s| s.cloned().unwrap_or(Value::Null))),
+        "pendingOwner": known(store.pending_owner(id, None).0.map(|o| json!(o.unwrap_or("")))),
+        "explain": store.explain(id).to_json(),
+        "explainOwner": store.explain_owner(id, None).to_json(),
+    })
+}
+
+/// Every string in a step's arguments (the ids a case talks about, among other text).
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// SPEC §12 over every store scenario, after every step: the store's snapshot (as JSON text,
+/// parsed back) hydrates into a store with the same digest, the same answers and explanations
+/// for every id the case names, and the same snapshot again (a fixpoint: the state, the
+/// removals, the rejections, the stream position and the answers all survive).
+#[test]
+fn every_store_scenario_hydrates_equal_at_every_step() {
+    let file = load();
+    let payload = |p: &Value, out: &mut String| out.push_str(&p.to_string());
+    let mut checked = 0usize;
+    for case in &file.cases {
+        let mut store = Store::new();
+        let mut saved: HashMap<String, Value> = HashMap::new();
+        let mut tickets = 0;
+        let mut ids: Vec<String> = Vec::new();
+        for (n, step) in case.steps.iter().enumerate() {
+            let args: Vec<Option<Value>> = step
+                .args
+                .iter()
+                .map(|a| without_undefined(&resolve(a, &saved)))
+                .collect();
+            for a in args.iter().flatten() {
+                strings(a, &mut ids);
+            }
+            if let Ok((result, _)) = run(&mut store, step, &args, &mut tickets) {
+                if let Some(name) = &step.save {
+                    let value = match step.call.as_str() {
+                        "beginSelection" => result.as_ref().and_then(|r| r.get("ticket")).cloned(),
+                        _ => result.clone(),
+                    };
+                    saved.insert(name.clone(), value.unwrap_or(Value::Null));
+                }
+            }
+            let text = api::dehydrate(&store, &Json::ABSENT, payload).unwrap();
+            let parsed: Value = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{}: step {n}: not JSON ({e}): {text}", case.name));
+            let hydrated: Store = api::hydrate(&Json::new(&parsed), &Json::ABSENT, payload_of)
+                .unwrap_or_else(|e| panic!("{}: step {n}: {e}\n{text}", case.name));
+            let at = format!("{}: step {n} ({})", case.name, step.call);
+            assert_eq!(hydrated.digest(), store.digest(), "{at}: digest");
+            assert_eq!(
+                api::dehydrate(&hydrated, &Json::ABSENT, payload).unwrap(),
+                text,
+                "{at}: the snapshot of the hydrated store"
+            );
+            for id in &ids {
+                assert_eq!(all_answers(&hydrated, id), all_answers(&store, id), "{at}: {id}");
+            }
+            checked += 1;
+        }
+    }
+    println!("hydrate round trips: {checked} steps of {} cases", file.cases.len());
+    assert!(checked > 500, "{checked}");
+}
+
+fn payload_of(json: Json<'_>) -> Value {
+    json.0.cloned().unwrap_or(Value::Null)
 }

@@ -768,38 +768,51 @@ fn binary_calls(data: &[u8]) -> Vec<Call> {
 #[derive(Clone, Debug, PartialEq)]
 struct SessionAnswers<S = String> {
     turn: CurrentTurn<S>,
+    /// The answers below, flattened: an unknown one (SPEC §11) as clean, with its `known` flag.
     action: Option<PendingAction>,
+    action_known: bool,
     bundle: Option<(Option<S>, Vec<S>)>,
     permission: bool,
+    /// The discovery answers (turn, bundle) and the permission are known.
+    rows_known: (bool, bool),
     state: Option<SessionState>,
 }
 
 /// Every answer about one task (`V = &Value`, `S = &str` as read; owned as held).
 #[derive(Clone, Debug, PartialEq)]
 struct TaskAnswers<V = Value, S = String> {
+    /// Flattened as in [`SessionAnswers`]; `known`: the action (and summary), the owner.
     action: Option<PendingAction>,
     summary: Option<V>,
     owner: Option<S>,
+    known: (bool, bool),
 }
 
 fn session_answers<'s>(store: &'s Store, s: &str) -> SessionAnswers<&'s str> {
+    let action = store.session_pending_action(s).0;
+    let bundle = store.pending_clarification(s).0;
+    let permission = store.has_pending_permission(s).0;
     SessionAnswers {
         turn: store.current_turn_id(s).0,
-        action: store.session_pending_action(s).0,
-        bundle: store
-            .pending_clarification(s)
-            .0
-            .map(|b| (b.pending_id, b.message_ids)),
-        permission: store.has_pending_permission(s).0,
+        action: action.flatten(),
+        action_known: action.is_some(),
+        rows_known: (bundle.is_some(), permission.is_some()),
+        bundle: bundle.flatten().map(|b| (b.pending_id, b.message_ids)),
+        permission: permission.unwrap_or(false),
         state: store.session_state(s),
     }
 }
 
 fn task_answers<'s>(store: &'s Store, t: &str) -> TaskAnswers<&'s Value, &'s str> {
+    let action = store.task_pending_action(t).0;
+    let summary = store.task_status_summary(t).0;
+    let owner = store.pending_owner(t, None).0;
+    assert_eq!(action.is_some(), summary.is_some(), "action and summary know alike");
     TaskAnswers {
-        action: store.task_pending_action(t).0,
-        summary: store.task_status_summary(t).0,
-        owner: store.pending_owner(t, None).0,
+        action: action.flatten(),
+        summary: summary.flatten(),
+        owner: owner.flatten(),
+        known: (action.is_some(), owner.is_some()),
     }
 }
 
@@ -808,6 +821,8 @@ impl SessionAnswers<&str> {
         SessionAnswers {
             turn: self.turn.map(str::to_owned),
             action: self.action,
+            action_known: self.action_known,
+            rows_known: self.rows_known,
             bundle: self.bundle.as_ref().map(|(pending, ids)| {
                 (
                     pending.map(str::to_owned),
@@ -849,7 +864,9 @@ impl PartialEq<SessionAnswers<&str>> for SessionAnswers {
         same_turn(&self.turn, read.turn)
             && same_bundle(&self.bundle, &read.bundle)
             && self.action == read.action
+            && self.action_known == read.action_known
             && self.permission == read.permission
+            && self.rows_known == read.rows_known
             && self.state == read.state
     }
 }
@@ -860,6 +877,7 @@ impl TaskAnswers<&Value, &str> {
             action: self.action,
             summary: self.summary.cloned(),
             owner: self.owner.map(str::to_owned),
+            known: self.known,
         }
     }
 }
@@ -869,6 +887,7 @@ impl PartialEq<TaskAnswers<&Value, &str>> for TaskAnswers {
         self.action == read.action
             && self.summary.as_ref() == read.summary
             && self.owner.as_deref() == read.owner
+            && self.known == read.known
     }
 }
 
@@ -1436,9 +1455,11 @@ impl Harness {
             let hidden = store.hidden_message_ids(s).0;
             let bundle_ids: &[&str] = answers.bundle.as_ref().map_or(&[], |b| &b.1);
             assert_eq!(
-                hidden, bundle_ids,
+                hidden.as_deref(),
+                answers.rows_known.0.then_some(bundle_ids),
                 "hiddenMessageIds({s}) is not the bundle"
             );
+            let hidden = hidden.unwrap_or_default();
             if answers.bundle.is_some() {
                 assert_eq!(
                     answers.action,
@@ -1471,7 +1492,7 @@ impl Harness {
             if self.gone.contains(s) {
                 assert_eq!(
                     store.current_turn_id(s).1,
-                    Reason::SessionUnknown,
+                    Reason::TaskRemoved,
                     "session {s} of a removed task came back"
                 );
             }
@@ -1513,7 +1534,7 @@ impl Harness {
             if self.removed_tasks.contains(t) {
                 assert_eq!(
                     store.task_pending_action(t).1,
-                    Reason::TaskUnknown,
+                    Reason::TaskRemoved,
                     "removed task {t} came back"
                 );
             }

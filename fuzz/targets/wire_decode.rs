@@ -463,12 +463,17 @@ fn queries(store: &Store, a: &Json<'_>, b: &Json<'_>) {
     }
     for id in &ids {
         let (bundle, _) = store.pending_clarification(id);
-        let bundle_ids = bundle.map(|b| b.message_ids).unwrap_or_default();
-        assert_eq!(store.hidden_message_ids(id).0, bundle_ids);
+        let known = bundle.is_some();
+        let bundle_ids = bundle.flatten().map(|b| b.message_ids).unwrap_or_default();
+        // The same knowledge, the same rows (SPEC §11).
+        assert_eq!(
+            store.hidden_message_ids(id).0,
+            known.then(|| bundle_ids.clone())
+        );
         let (action, _) = store.session_pending_action(id);
         let (turn, _) = store.current_turn_id(id);
         if !bundle_ids.is_empty() {
-            assert_eq!(action, Some(PendingAction::Clarification));
+            assert_eq!(action, Some(Some(PendingAction::Clarification)));
             assert_ne!(turn, CurrentTurn::None);
         }
         if store

@@ -72,8 +72,9 @@ export function assemblePackage({ version, description, license, repository }) {
   files.push('loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts');
 
   // Hand-written JS helpers shipped beside the generated code (the React bindings, the WebSocket
-  // connection, the recorder): js/<name>.js + js/<name>.d.ts become the `./<name>` export.
-  for (const helper of ['react', 'connect', 'trace']) {
+  // connection, the recorder, the snapshot's save/restore): js/<name>.js + js/<name>.d.ts become
+  // the `./<name>` export.
+  for (const helper of ['react', 'connect', 'trace', 'persist']) {
     for (const ext of ['.js', '.d.ts']) {
       fs.copyFileSync(path.join(root, 'js', `${helper}${ext}`), path.join(pkgDir, `${helper}${ext}`));
       files.push(`${helper}${ext}`);
@@ -123,6 +124,7 @@ export function assemblePackage({ version, description, license, repository }) {
       './react': { types: './react.d.ts', default: './react.js' },
       './connect': { types: './connect.d.ts', default: './connect.js' },
       './trace': { types: './trace.d.ts', node: './trace.node.js', 'edge-light': './trace.node.js', default: './trace.js' },
+      './persist': { types: './persist.d.ts', default: './persist.js' },
       './loader': { types: './loader.d.ts', node: './loader.node.js', 'edge-light': './loader.node.js', default: './loader.js' },
       './mvp': { types, default: './mvp/index.js' },
       './fallback': { types, default: './fallback/index.js' },

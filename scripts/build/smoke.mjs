@@ -20,6 +20,8 @@ const CHECKS = {
   const s = new m.ProjectionStore();
   s.applySessionList('t', [{ id: 's', task_id: 't', state: 'WAITING_FOR_INPUT' }]);
   s.applyTurnList('s', [{ id: 'u', session_id: 's', started_at: '2026-01-01T00:00:00Z' }]);
+  if (s.sessionPendingAction('s') !== undefined) throw new Error('store: known before its rows');
+  s.applyMessagePage('s', []);
   s.applyMessageEvent('added', { message_id: 'q', session_id: 's', task_id: 't', turn_id: 'u', type: 'clarification_request',
     metadata: { status: 'pending', pending_id: 'p', question_total: 1 }, created_at: '2026-01-01T00:00:01Z' });
   if (s.sessionPendingAction('s') !== 'clarification') throw new Error('store: ' + s.sessionPendingAction('s'));

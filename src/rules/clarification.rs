@@ -205,6 +205,23 @@ pub fn bundle_complete(question_total: Option<f64>, arrived: usize) -> bool {
     }
 }
 
+/// The number of members the `question_total` gate waits for, as an integer: `None` when it does
+/// not gate (no total, not above 0, NaN), else the smallest count that completes the bundle
+/// (`ceil(total)`, at most 2^53, which no bundle reaches). `bundle_complete(total, n)` equals
+/// `bundle_complete(gate(total), n)` for every `n`: a snapshot writes the gate so.
+pub fn gate(question_total: Option<f64>) -> Option<u64> {
+    const CAP: f64 = 9_007_199_254_740_992.0; // 2^53
+    match question_total {
+        Some(total) if total > 0.0 => {
+            // In 1..=2^53 after the ceiling and the cap: converts exactly.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let count = total.min(CAP).ceil() as u64;
+            Some(count)
+        }
+        _ => None,
+    }
+}
+
 /// Transcript visibility (SPEC §3): indices of the messages to show, i.e. all but the active
 /// bundle's pending rows (the overlay renders those).
 pub fn visible_transcript<M: MessageRecord>(
@@ -230,6 +247,33 @@ pub fn has_pending_permission<M: MessageRecord>(messages: &[M]) -> bool {
         .filter(|m| boundary.is_none() || m.turn_id() == boundary)
         .find(|m| m.kind() == MessageKind::PermissionRequest)
         .is_some_and(|m| m.status().is_pending())
+}
+
+#[cfg(test)]
+mod gate_tests {
+    use super::{bundle_complete, gate};
+
+    #[test]
+    fn the_gate_as_an_integer_completes_bundles_as_the_total_does() {
+        let totals = [
+            None, Some(f64::NAN), Some(-1.0), Some(0.0), Some(0.2), Some(1.0), Some(2.5),
+            Some(3.0), Some(1e300), Some(f64::INFINITY), Some(f64::NEG_INFINITY),
+        ];
+        for total in totals {
+            #[allow(clippy::cast_precision_loss)]
+            let integral = gate(total).map(|n| n as f64);
+            for arrived in [0, 1, 2, 3, 4, 1000] {
+                assert_eq!(
+                    bundle_complete(integral, arrived),
+                    bundle_complete(total, arrived),
+                    "{total:?} {arrived}"
+                );
+            }
+        }
+        assert_eq!(gate(Some(2.5)), Some(3));
+        assert_eq!(gate(Some(f64::INFINITY)), Some(1 << 53));
+        assert_eq!(gate(Some(0.0)), None);
+    }
 }
 
 #[cfg(test)]

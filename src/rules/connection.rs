@@ -82,9 +82,80 @@ pub fn next_offset(cursor: u64, offset: u64) -> NextOffset {
     }
 }
 
+/// Where the state a client holds stands in the server's event stream: every event of `stream`
+/// up to `offset` is in it. A reconnection asks to resume after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position<S> {
+    pub stream: S,
+    pub offset: u64,
+}
+
+/// The position after a connection's `server.hello` (its `stream` and `offset`; `resumed`: the
+/// server honoured the client's `since`): a resumed stream keeps the held position (the events
+/// after it follow), and a hello that did not resume leaves none, since the state held is then at
+/// no known place of the stream until a REST read says where ([`position_after_rest`]).
+pub fn position_after_hello<S: AsRef<str>>(
+    held: Option<Position<S>>,
+    stream: Option<S>,
+    offset: Option<u64>,
+    resumed: bool,
+) -> Option<Position<S>> {
+    if !resumed {
+        return None;
+    }
+    match (held, stream, offset) {
+        (Some(held), Some(stream), _) if held.stream.as_ref() == stream.as_ref() => Some(held),
+        (_, Some(stream), Some(offset)) => Some(Position { stream, offset }),
+        _ => None,
+    }
+}
+
+/// The position after a frame at `offset` was taken: later in the stream than the held one, it
+/// moves there; without a held position (no hello resumed, no REST read) there is none.
+pub fn position_after_frame<S>(held: Option<Position<S>>, offset: u64) -> Option<Position<S>> {
+    held.map(|held| Position {
+        offset: held.offset.max(offset),
+        stream: held.stream,
+    })
+}
+
+/// The position after REST state read at `offset` of `stream` was applied: the held one when it
+/// is of the same stream and not behind (the frames taken since are in the state too), else the
+/// read's (the events after it may be replayed: every input is idempotent).
+pub fn position_after_rest<S: AsRef<str>>(
+    held: Option<Position<S>>,
+    stream: S,
+    offset: u64,
+) -> Option<Position<S>> {
+    match held {
+        Some(held) if held.stream.as_ref() == stream.as_ref() && held.offset >= offset => Some(held),
+        _ => Some(Position { stream, offset }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_position_moves_with_resumed_hellos_frames_and_rest_reads_only() {
+        let at = |stream: &'static str, offset| Some(Position { stream, offset });
+        // A hello that did not resume: the state is at no place of the stream.
+        assert_eq!(position_after_hello(at("a", 5), Some("a"), Some(9), false), None);
+        // Resumed: the held place stands (the server replays what follows it).
+        assert_eq!(position_after_hello(at("a", 5), Some("a"), Some(5), true), at("a", 5));
+        assert_eq!(position_after_hello(None, Some("a"), Some(5), true), at("a", 5));
+        assert_eq!(position_after_hello(None::<Position<&str>>, None, Some(5), true), None);
+        // Frames move it forward only, and only once it is known.
+        assert_eq!(position_after_frame(at("a", 5), 7), at("a", 7));
+        assert_eq!(position_after_frame(at("a", 7), 6), at("a", 7));
+        assert_eq!(position_after_frame(None::<Position<&str>>, 7), None);
+        // A REST read: behind the held place of the same stream it changes nothing.
+        assert_eq!(position_after_rest(at("a", 7), "a", 4), at("a", 7));
+        assert_eq!(position_after_rest(at("a", 7), "a", 9), at("a", 9));
+        assert_eq!(position_after_rest(at("a", 7), "b", 2), at("b", 2));
+        assert_eq!(position_after_rest(None, "b", 2), at("b", 2));
+    }
 
     #[test]
     fn offsets_are_past_next_or_beyond_a_gap() {

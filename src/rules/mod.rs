@@ -14,10 +14,12 @@
 //! | [`respond`] | §8 clarification bundle states and respond outcomes (server) |
 //! | [`stall`] | §9 stall detection and orphan healing (server) |
 //! | [`lifecycle`] | §10 workflow profile-session lifecycle |
+//! | [`knowledge`] | §11 what the client knows: which inputs make each answer known |
 //! | [`connection`] | docs/server-api.md: what a connection's `server.hello` means for held state |
 
 pub mod clarification;
 pub mod connection;
+pub mod knowledge;
 pub mod lifecycle;
 pub mod model;
 pub mod order;

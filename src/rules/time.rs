@@ -107,6 +107,29 @@ impl Timestamp {
         Some(Timestamp::Instant { secs, nanos })
     }
 
+    /// The shortest text that parses back to the timestamp: the value form without the
+    /// fraction's trailing zeros (`…:05Z`, `…:05.5Z`), the raw text otherwise (snapshots write
+    /// timestamps so).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Timestamp::Instant { secs, nanos } => {
+                let full = Self::canonical(*secs, *nanos);
+                // `…ss.nnnnnnnnnZ`: keep the fraction up to its last non-zero digit.
+                let digits = full.get(20..29).unwrap_or_default();
+                let keep = digits.iter().rposition(|d| *d != b'0').map_or(0, |i| i.saturating_add(1));
+                let mut text = String::with_capacity(30);
+                text.push_str(std::str::from_utf8(full.get(..19).unwrap_or_default()).unwrap_or_default());
+                if keep > 0 {
+                    text.push('.');
+                    text.push_str(std::str::from_utf8(digits.get(..keep).unwrap_or_default()).unwrap_or_default());
+                }
+                text.push('Z');
+                std::borrow::Cow::Owned(text)
+            }
+            Timestamp::Text(text) => std::borrow::Cow::Borrowed(text),
+        }
+    }
+
     /// The canonical text of a value-form timestamp, `YYYY-MM-DDThh:mm:ss.nnnnnnnnnZ`.
     fn canonical(secs: u64, nanos: u32) -> [u8; 30] {
         let mut out = *b"0000-00-00T00:00:00.000000000Z";
@@ -186,6 +209,24 @@ mod tests {
         assert!(matches!(t("2026-11-29T12:00:00+00:00"), Timestamp::Text(_)));
         assert!(t("b") > t("a"));
         assert!(t("") < t("a"));
+    }
+
+    #[test]
+    fn text_is_short_and_parses_back_to_the_same_timestamp() {
+        for raw in [
+            "2026-12-01T09:00:05Z",
+            "2026-12-01T09:00:05.5Z",
+            "2026-12-01T09:00:05.000000001Z",
+            "2026-12-01T09:00:05.120000000Z",
+            "0001-01-01T00:00:00Z",
+            "heute",
+            "",
+        ] {
+            let t = Timestamp::parse(raw);
+            assert_eq!(Timestamp::parse(&t.text()), t, "{raw}");
+        }
+        assert_eq!(Timestamp::parse("2026-12-01T09:00:05.000000000Z").text(), "2026-12-01T09:00:05Z");
+        assert_eq!(Timestamp::parse("2026-12-01T09:00:05.120Z").text(), "2026-12-01T09:00:05.12Z");
     }
 
     #[test]

@@ -230,7 +230,8 @@ impl<P: Clone> ProjectionStore<P> {
             return Reason::TaskRemoved;
         }
         let entry = self.session_mut(session_id);
-        let mut changed = false;
+        // The first page makes the session's rows known (SPEC §11): its answers change.
+        let mut changed = !std::mem::replace(&mut entry.paged, true);
         for message in rows {
             // A page that lists a deleted id was read before the delete.
             if let Some(deleted) = entry.messages.tombstone(message.id) {

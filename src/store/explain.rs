@@ -11,6 +11,7 @@ use super::queries::Discovery;
 use super::session::{SessionEntry, SessionRef};
 use super::{MessageEventKind, ProjectionStore, Reason};
 use crate::rules::clarification::{request_standing, RequestStanding};
+use crate::rules::knowledge::{self, Awaiting};
 use crate::rules::model::{
     MessageKind, MessageRecord, PendingAction, Revision, SessionRecord, SessionState, TurnRecord,
 };
@@ -97,6 +98,11 @@ impl Rejections {
         self.0.clear();
     }
 
+    /// Every rejection, oldest first (snapshots).
+    pub(super) fn oldest_first(&self) -> impl Iterator<Item = &Rejection> + '_ {
+        self.0.iter()
+    }
+
     /// The rejections `keep` selects, newest first.
     fn select(&self, keep: impl Fn(&Rejection) -> bool) -> Vec<&Rejection> {
         self.0.iter().rev().filter(|r| keep(r)).collect()
@@ -139,6 +145,11 @@ pub struct SessionExplanation<'a> {
     pub session_id: &'a str,
     /// The store holds anything about the session.
     pub known: bool,
+    /// The session belongs to a removed task: its answers are known and clean.
+    pub removed: bool,
+    /// The inputs the session's answers still wait for (SPEC §11), in the order a client loads
+    /// them.
+    pub missing: Vec<Awaiting>,
     pub task_id: Option<&'a str>,
     /// Present in its task's loaded session list.
     pub listed: bool,
@@ -148,15 +159,18 @@ pub struct SessionExplanation<'a> {
     pub turn_count: Option<usize>,
     /// The current turn first, then the others last held first; at most [`LINES`].
     pub turns: Vec<TurnLine<'a>>,
-    pub pending_action: (Option<PendingAction>, Reason),
+    /// The session's pending action (`None`: not known yet).
+    pub pending_action: (Option<Option<PendingAction>>, Reason),
     /// The authoritative projection held: its action (`None` unknown, `Some(None)` clean) and
     /// revision.
     pub projection: (Option<Option<PendingAction>>, Option<&'a Revision>),
-    /// The clarification query's reason and its bundle's pending id.
-    pub clarification: (Reason, Option<&'a str>),
+    /// Whether the clarification answer is known, the query's reason and its bundle's pending
+    /// id.
+    pub clarification: (bool, Reason, Option<&'a str>),
     /// The pending clarification requests held, newest first, at most [`LINES`].
     pub requests: Vec<RequestLine<'a>>,
-    pub permission: (bool, Reason),
+    /// Whether the session waits for a permission (`None`: not known yet).
+    pub permission: (Option<bool>, Reason),
     /// Recent inputs about the session that the store rejected, newest first.
     pub rejected: Vec<&'a Rejection>,
 }
@@ -174,9 +188,15 @@ pub struct SessionLine<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnerExplanation<'a> {
     pub task_id: &'a str,
+    /// The store holds anything about the task.
     pub known: bool,
-    pub owner: (Option<&'a str>, Reason),
-    pub pending_action: (Option<PendingAction>, Reason),
+    pub removed: bool,
+    /// The inputs the owner still waits for (SPEC §11).
+    pub missing: Vec<Awaiting>,
+    /// The session to open (`Some(None)`: task-only; `None`: not known yet).
+    pub owner: (Option<Option<&'a str>>, Reason),
+    /// The task's effective action (`None`: not known yet).
+    pub pending_action: (Option<Option<PendingAction>>, Reason),
     /// The held status summary's revision (`None`: none held, or it has none).
     pub summary_revision: Option<u64>,
     /// The preferred session asked about, and whether it may count (not another task's).
@@ -248,11 +268,15 @@ impl<P: Clone> ProjectionStore<P> {
         let rejected = self
             .rejected
             .select(|r| r.session_id.as_deref() == Some(session_id));
+        let inputs = self.session_inputs(session_id);
+        let missing = knowledge::session_missing(inputs);
         let Some((_, entry)) = entry else {
-            let (_, clarification_reason) = self.pending_clarification(session_id);
+            let (bundle, clarification_reason) = self.pending_clarification(session_id);
             return SessionExplanation {
                 session_id,
                 known: false,
+                removed: inputs.removed,
+                missing,
                 task_id: None,
                 listed: false,
                 state: None,
@@ -261,7 +285,7 @@ impl<P: Clone> ProjectionStore<P> {
                 turns: Vec::new(),
                 pending_action,
                 projection: (None, None),
-                clarification: (clarification_reason, None),
+                clarification: (bundle.is_some(), clarification_reason, None),
                 requests: Vec::new(),
                 permission,
                 rejected,
@@ -269,10 +293,18 @@ impl<P: Clone> ProjectionStore<P> {
         };
         // One discovery pass: the clarification answer and every request's standing.
         let discovery = Self::discover(entry);
-        let pending_id = discovery.bundle().and_then(|b| b.pending_id);
+        let rows_known = knowledge::session_discovery(inputs).is_known();
+        // Until the rows are known, the clarification answer is the query's (unknown) one.
+        let clarification = if rows_known {
+            (true, discovery.reason, discovery.bundle().and_then(|b| b.pending_id))
+        } else {
+            (false, self.pending_clarification(session_id).1, None)
+        };
         SessionExplanation {
             session_id: id,
             known: true,
+            removed: false,
+            missing,
             task_id: entry.task_id.as_deref(),
             listed: entry.listed,
             state: entry.state,
@@ -281,7 +313,7 @@ impl<P: Clone> ProjectionStore<P> {
             turns: Self::turn_lines(entry),
             pending_action,
             projection: (entry.projection.action, entry.projection.revision.as_ref()),
-            clarification: (discovery.reason, pending_id),
+            clarification,
             requests: Self::request_lines(entry, &discovery),
             permission,
             rejected,
@@ -361,6 +393,8 @@ impl<P: Clone> ProjectionStore<P> {
     ) -> OwnerExplanation<'s> {
         let owner = self.pending_owner(task_id, preferred);
         let pending_action = self.task_pending_action(task_id);
+        let inputs = self.task_inputs(task_id);
+        let missing = knowledge::task_missing(inputs);
         let task = self.tasks.get_key_value(task_id);
         let sessions = task.and_then(|(_, t)| {
             t.sessions.as_ref()?;
@@ -386,6 +420,8 @@ impl<P: Clone> ProjectionStore<P> {
         OwnerExplanation {
             task_id: task.map_or(task_id, |(k, _)| &**k),
             known: task.is_some(),
+            removed: inputs.removed,
+            missing,
             owner,
             pending_action,
             summary_revision: task
@@ -402,24 +438,26 @@ impl<P: Clone> ProjectionStore<P> {
 
 /// A small JSON writer: the explanations are written once per call, for people and devtools, so
 /// a hand-written writer keeps serde's serializer out of the wasm.
-struct Json(String);
+pub(super) struct Json(pub(super) String);
 
 impl Json {
     /// A comma unless the value opens its container.
-    fn sep(&mut self) {
+    pub(super) fn sep(&mut self) {
         if !matches!(self.0.as_bytes().last(), Some(b'{' | b'[') | None) {
             self.0.push(',');
         }
     }
 
-    fn key(&mut self, key: &str) -> &mut Self {
+    #[inline(never)]
+    pub(super) fn key(&mut self, key: &str) -> &mut Self {
         self.sep();
         self.text(key);
         self.0.push(':');
         self
     }
 
-    fn text(&mut self, s: &str) {
+    #[inline(never)]
+    pub(super) fn text(&mut self, s: &str) {
         self.0.push('"');
         // Escapes are ASCII, so the text between them is pushed as whole UTF-8 slices.
         let mut from = 0;
@@ -442,7 +480,8 @@ impl Json {
         self.0.push('"');
     }
 
-    fn str(&mut self, key: &str, value: Option<&str>) {
+    #[inline(never)]
+    pub(super) fn str(&mut self, key: &str, value: Option<&str>) {
         self.key(key);
         match value {
             Some(v) => self.text(v),
@@ -450,16 +489,17 @@ impl Json {
         }
     }
 
-    fn raw(&mut self, key: &str, value: &str) {
+    pub(super) fn raw(&mut self, key: &str, value: &str) {
         self.key(key).0.push_str(value);
     }
 
-    fn bool(&mut self, key: &str, value: bool) {
+    pub(super) fn bool(&mut self, key: &str, value: bool) {
         self.raw(key, if value { "true" } else { "false" });
     }
 
     /// A number; beyond 2^53 − 1 (where a JS Number would round it) a decimal string.
-    fn num(&mut self, key: &str, value: Option<u64>) {
+    #[inline(never)]
+    pub(super) fn num(&mut self, key: &str, value: Option<u64>) {
         match value {
             Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&n.to_string())),
             Some(n) => self.raw(key, &n.to_string()),
@@ -467,29 +507,48 @@ impl Json {
         }
     }
 
-    fn open(&mut self, key: &str, bracket: char) {
+    pub(super) fn open(&mut self, key: &str, bracket: char) {
         self.key(key).0.push(bracket);
     }
 
     /// An array element that is an object.
-    fn element(&mut self) {
+    pub(super) fn element(&mut self) {
         self.sep();
         self.0.push('{');
     }
 
-    fn close(&mut self, bracket: char) {
+    pub(super) fn close(&mut self, bracket: char) {
         self.0.push(bracket);
     }
 
-    fn reason(&mut self, reason: Reason) {
+    pub(super) fn reason(&mut self, reason: Reason) {
         self.str("reason", Some(reason.code()));
     }
 
-    fn action(&mut self, key: &str, action: Option<PendingAction>) {
+    pub(super) fn action(&mut self, key: &str, action: Option<PendingAction>) {
         self.str(key, action.map(PendingAction::as_str));
     }
 
-    fn revision(&mut self, key: &str, revision: Option<&Rev>) {
+    /// `{ value, known, reason }` of a pending-action answer (`value` null while unknown).
+    pub(super) fn answer(&mut self, key: &str, (action, why): (Option<Option<PendingAction>>, Reason)) {
+        self.open(key, '{');
+        self.action("value", action.flatten());
+        self.bool("known", action.is_some());
+        self.reason(why);
+        self.close('}');
+    }
+
+    /// The inputs still awaited, by their reason codes.
+    pub(super) fn missing(&mut self, missing: &[Awaiting]) {
+        self.open("missing", '[');
+        for m in missing {
+            self.sep();
+            self.text(Reason::Awaiting(*m).code());
+        }
+        self.close(']');
+    }
+
+    pub(super) fn revision(&mut self, key: &str, revision: Option<&Rev>) {
         match revision {
             None => self.raw(key, "null"),
             Some(Rev::Summary(n)) => self.num(key, Some(*n)),
@@ -502,7 +561,7 @@ impl Json {
         }
     }
 
-    fn rejected(&mut self, rejected: &[&Rejection]) {
+    pub(super) fn rejected(&mut self, rejected: &[&Rejection]) {
         self.open("rejected", '[');
         for r in rejected {
             self.element();
@@ -565,6 +624,8 @@ impl SessionExplanation<'_> {
         j.0.push('{');
         j.str("session_id", Some(self.session_id));
         j.bool("known", self.known);
+        j.bool("removed", self.removed);
+        j.missing(&self.missing);
         j.str("task_id", self.task_id);
         j.bool("listed", self.listed);
         j.str("state", self.state.map(state_str));
@@ -589,11 +650,7 @@ impl SessionExplanation<'_> {
         }
         j.close(']');
 
-        let (action, why) = self.pending_action;
-        j.open("pending_action", '{');
-        j.action("value", action);
-        j.reason(why);
-        j.close('}');
+        j.answer("pending_action", self.pending_action);
 
         let (held_action, held_revision) = self.projection;
         j.open("projection", '{');
@@ -603,8 +660,9 @@ impl SessionExplanation<'_> {
         j.revision("revision", revision.as_ref());
         j.close('}');
 
-        let (why, pending_id) = self.clarification;
+        let (known, why, pending_id) = self.clarification;
         j.open("clarification", '{');
+        j.bool("known", known);
         j.reason(why);
         j.str("pending_id", pending_id);
         j.close('}');
@@ -621,7 +679,11 @@ impl SessionExplanation<'_> {
 
         let (blocked, why) = self.permission;
         j.open("permission", '{');
-        j.bool("pending", blocked);
+        match blocked {
+            Some(blocked) => j.bool("pending", blocked),
+            None => j.raw("pending", "null"),
+        }
+        j.bool("known", blocked.is_some());
         j.reason(why);
         j.close('}');
 
@@ -638,16 +700,15 @@ impl OwnerExplanation<'_> {
         j.0.push('{');
         j.str("task_id", Some(self.task_id));
         j.bool("known", self.known);
+        j.bool("removed", self.removed);
+        j.missing(&self.missing);
         let (owner, why) = self.owner;
         j.open("owner", '{');
-        j.str("session_id", owner);
+        j.str("session_id", owner.flatten());
+        j.bool("known", owner.is_some());
         j.reason(why);
         j.close('}');
-        let (action, why) = self.pending_action;
-        j.open("pending_action", '{');
-        j.action("value", action);
-        j.reason(why);
-        j.close('}');
+        j.answer("pending_action", self.pending_action);
         j.num("summary_revision", self.summary_revision);
         match self.preferred {
             None => j.raw("preferred", "null"),

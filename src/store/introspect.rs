@@ -52,6 +52,8 @@ impl<P: Clone> ProjectionStore<P> {
                 s.primary_clock.hash(&mut h);
                 s.projection.action.hash(&mut h);
                 s.projection.revision.hash(&mut h);
+                // What has arrived (SPEC §11: the known/unknown state is decision state).
+                s.paged.hash(&mut h);
                 if let Some(turns) = &s.turns {
                     for t in turns {
                         t.id.hash(&mut h);
@@ -89,6 +91,7 @@ impl<P: Clone> ProjectionStore<P> {
             .map(|(id, t)| {
                 let mut h = hasher.build_hasher();
                 id.hash(&mut h);
+                t.known.hash(&mut h);
                 t.summary
                     .as_ref()
                     .map(|s| (s.summary.revision, s.summary.pending_action))

@@ -213,6 +213,13 @@ impl MessageIndex {
         self.0.iter().flat_map(|i| i.tombstones())
     }
 
+    /// The deleted ids remembered, oldest delete first (snapshots).
+    pub fn tombstones_ordered(&self) -> impl Iterator<Item = (&str, Option<&Revision>)> + '_ {
+        self.0
+            .iter()
+            .flat_map(|i| i.tombstones.ordered().map(|(id, r)| (id, r.as_ref())))
+    }
+
     /// The stored kind of a message.
     pub fn kind_of(&self, id: &str) -> Option<MessageKind> {
         self.0.as_ref()?.kind_of(id)

@@ -26,10 +26,13 @@ mod reason;
 mod remembered;
 mod selection;
 mod session;
+pub mod snapshot;
 mod tasks;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+use crate::rules::connection;
 
 use hash::{HashMap, HashSet};
 
@@ -74,6 +77,9 @@ pub struct ProjectionStore<P> {
     /// ([`crate::rules::order::applies_after_removal`]).
     removed_tasks: Remembered,
     removed_sessions: Remembered,
+    /// The version of the last removal: the version of every removed task and session, whose
+    /// entries are gone (their answers are known: removed, SPEC §11).
+    removals: u64,
     changed_tasks: HashSet<Box<str>>,
     changed_sessions: SessionChanges,
     /// Counts session list calls (`SessionEntry::listed_in`).
@@ -86,6 +92,10 @@ pub struct ProjectionStore<P> {
     server_epoch: Option<Box<str>>,
     /// Recent rejected inputs, for [`Self::explain`] (not part of the decision state).
     rejected: Rejections,
+    /// Where the state held stands in the server's event stream ([`rules::connection::Position`]).
+    position: Option<(Box<str>, u64)>,
+    /// The state was restored from storage and nothing has confirmed it yet (SPEC §12).
+    restored: bool,
 }
 
 impl<P> Default for ProjectionStore<P> {
@@ -99,6 +109,7 @@ impl<P> Default for ProjectionStore<P> {
             superseded: VecDeque::new(),
             removed_tasks: Remembered::new(REMOVED_TASKS),
             removed_sessions: Remembered::new(REMOVED_SESSIONS),
+            removals: 0,
             changed_tasks: HashSet::default(),
             changed_sessions: SessionChanges::default(),
             list_calls: 0,
@@ -106,6 +117,8 @@ impl<P> Default for ProjectionStore<P> {
             version: 0,
             server_epoch: None,
             rejected: Rejections::default(),
+            position: None,
+            restored: false,
         }
     }
 }
@@ -128,12 +141,88 @@ impl<P: Clone> ProjectionStore<P> {
     /// ([`crate::rules::connection::hello`]); the epoch is remembered (a resumed hello's too). No
     /// answer changes.
     pub fn apply_hello(&mut self, epoch: &str, resumed: bool) -> crate::rules::connection::Hello {
+        self.apply_hello_at(epoch, resumed, None, None)
+    }
+
+    /// [`Self::apply_hello`] with the hello's `stream` and `offset`, which place the state held
+    /// in the stream ([`connection::position_after_hello`]). A hello confirms restored state: what
+    /// the connection misses is refetched, or the stream resumed.
+    pub fn apply_hello_at(
+        &mut self,
+        epoch: &str,
+        resumed: bool,
+        stream: Option<&str>,
+        offset: Option<u64>,
+    ) -> crate::rules::connection::Hello {
         let hello = crate::rules::connection::hello(self.server_epoch.as_deref(), epoch, resumed);
         // Kept as is when it is the same text (no allocation per reconnection).
         if self.server_epoch.as_deref() != Some(epoch) {
             self.server_epoch = Some(epoch.into());
         }
+        let held = self.held_position();
+        let position =
+            connection::position_after_hello(held, stream.map(Box::from), offset, resumed);
+        self.position = position.map(|p| (p.stream, p.offset));
+        self.confirm_restored();
         hello
+    }
+
+    /// What was restored is confirmed (a hello, or a task snapshot replaced it): `restored()`
+    /// turns false, the version moves and every task counts as changed, so a page's "restored"
+    /// hint updates.
+    fn confirm_restored(&mut self) {
+        if !std::mem::replace(&mut self.restored, false) {
+            return;
+        }
+        self.bump();
+        let ids: Vec<Box<str>> = self.tasks.keys().cloned().collect();
+        if ids.is_empty() {
+            // A snapshot of sessions only: they are what changed.
+            let sessions: Vec<SessionId> = self.sessions.keys().cloned().collect();
+            for id in sessions {
+                self.touch_session(&id);
+            }
+        }
+        for id in ids {
+            self.touch_task(&id);
+        }
+    }
+
+    /// The held position, owned (hellos and REST reads are rare; frames move it in place).
+    fn held_position(&self) -> Option<connection::Position<Box<str>>> {
+        self.position.clone().map(|(stream, offset)| connection::Position { stream, offset })
+    }
+
+    /// A frame at `offset` of the stream was taken ([`connection::position_after_frame`]).
+    pub fn apply_frame_offset(&mut self, offset: u64) {
+        if let Some((_, held)) = &mut self.position {
+            let at = connection::Position { stream: (), offset: *held };
+            if let Some(moved) = connection::position_after_frame(Some(at), offset) {
+                *held = moved.offset;
+            }
+        }
+    }
+
+    /// The REST state applied was read at `offset` of `stream`
+    /// ([`connection::position_after_rest`]).
+    pub fn apply_stream_position(&mut self, stream: &str, offset: u64) {
+        let position =
+            connection::position_after_rest(self.held_position(), Box::from(stream), offset);
+        self.position = position.map(|p| (p.stream, p.offset));
+    }
+
+    /// Where the state held stands in the server's event stream: its stream and offset.
+    pub fn stream_position(&self) -> (Option<&str>, Option<u64>) {
+        match &self.position {
+            Some((stream, offset)) => (Some(stream), Some(*offset)),
+            None => (None, None),
+        }
+    }
+
+    /// Whether the state was restored from storage (hydrated as restored) and not yet confirmed
+    /// by a `server.hello` or a task snapshot.
+    pub fn restored(&self) -> bool {
+        self.restored
     }
 
     /// Increases on every change of the state.
@@ -155,6 +244,11 @@ impl<P: Clone> ProjectionStore<P> {
         if !on {
             self.clear_changes();
         }
+    }
+
+    /// Whether changes are recorded ([`Self::set_change_tracking`]).
+    pub fn tracks_changes(&self) -> bool {
+        self.track_changes
     }
 
     /// Forgets the recorded changes (nobody is listening).
@@ -219,19 +313,38 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// The version of a session's state (changes whenever any answer about it may change).
     pub fn session_version(&self, session_id: &str) -> u64 {
-        self.sessions.get(session_id).map_or(0, |s| s.version)
+        match self.sessions.get(session_id) {
+            Some(s) => s.version,
+            None => self.absent_version(self.is_removed_session(session_id)),
+        }
     }
 
     /// The version of the inputs of a session's current turn and clarification bundle: while it
     /// is unchanged, `current_turn_id`, `pending_clarification` and `hidden_message_ids` answer
     /// the same (`tests/store_properties.rs` checks it).
     pub fn discovery_version(&self, session_id: &str) -> u64 {
-        self.sessions.get(session_id).map_or(0, |s| s.discovery)
+        match self.sessions.get(session_id) {
+            Some(s) => s.discovery,
+            None => self.absent_version(self.is_removed_session(session_id)),
+        }
     }
 
     /// The version of a task's state: its own fields and every change of its sessions.
     pub fn task_version(&self, task_id: &str) -> u64 {
-        self.tasks.get(task_id).map_or(0, |t| t.version)
+        match self.tasks.get(task_id) {
+            Some(t) => t.version,
+            None => self.absent_version(self.is_removed_task(task_id)),
+        }
+    }
+
+    /// The version of an id the store holds no entry for: 0 while not heard of, the last
+    /// removal's once removed.
+    fn absent_version(&self, removed: bool) -> u64 {
+        if removed {
+            self.removals
+        } else {
+            0
+        }
     }
 
     fn session_mut(&mut self, session_id: &str) -> &mut SessionEntry {

@@ -1,5 +1,8 @@
 //! The queries: current turn, session and task pending actions, clarification bundle, hidden
-//! ids, permission, status summary and pending owner; each answer is a rule call.
+//! ids, permission, status summary and pending owner; each answer is a rule call. Each first asks
+//! [`crate::rules::knowledge`] whether the inputs its rule reads have arrived: an answer not
+//! known yet is `None` (`CurrentTurn::Unknown` for the current turn), with the input it awaits as
+//! its reason, and never a clean answer (SPEC §11).
 
 use super::messages::RowView;
 use super::session::{SessionEntry, SessionRef};
@@ -7,6 +10,7 @@ use super::tasks::{HeldSummary, TaskEntry};
 use super::{Bundle, ProjectionStore, Reason};
 use crate::rules::clarification;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
+use crate::rules::knowledge::{self, Knowledge, SessionInputs, TaskInputs};
 use crate::rules::model::PendingAction;
 use crate::rules::owner::{resolve_owner, Owner, TaskMark};
 use crate::rules::pending::{
@@ -61,22 +65,69 @@ impl<P: Clone> ProjectionStore<P> {
         (id, Reason::Turn(why))
     }
 
-    /// The session's current turn (SPEC §2).
-    pub fn current_turn_id(&self, session_id: &str) -> (CurrentTurn<&str>, Reason) {
+    /// What has arrived about a session (SPEC §11).
+    pub(super) fn session_inputs(&self, session_id: &str) -> SessionInputs {
         match self.sessions.get(session_id) {
-            Some(entry) => Self::current_turn_of(entry),
-            None => (CurrentTurn::Unknown, Reason::SessionUnknown),
+            Some(entry) => entry.inputs(),
+            None => SessionInputs {
+                removed: self.is_removed_session(session_id),
+                ..SessionInputs::default()
+            },
+        }
+    }
+
+    /// What has arrived about a task (SPEC §11).
+    pub(super) fn task_inputs(&self, task_id: &str) -> TaskInputs {
+        match self.tasks.get(task_id) {
+            Some(task) => TaskInputs {
+                removed: false,
+                described: task.known,
+                sessions: task.sessions.is_some(),
+            },
+            None => TaskInputs {
+                removed: self.is_removed_task(task_id),
+                ..TaskInputs::default()
+            },
+        }
+    }
+
+    /// The session's entry when `knowledge` says its answer is known and held; else the answer
+    /// `removed` gives a removed session, or `None` with the input awaited.
+    fn known_session<T>(
+        &self,
+        session_id: &str,
+        knowledge: fn(SessionInputs) -> Knowledge,
+        removed: T,
+    ) -> Result<&SessionEntry, (Option<T>, Reason)> {
+        match (knowledge(self.session_inputs(session_id)), self.sessions.get(session_id)) {
+            (Knowledge::Known, Some(entry)) => Ok(entry),
+            (Knowledge::Awaiting(input), _) => Err((None, Reason::Awaiting(input))),
+            // Removed (or, never, known without an entry): known and clean.
+            _ => Err((Some(removed), Reason::TaskRemoved)),
+        }
+    }
+
+    /// The session's current turn (SPEC §2); unknown until its turns and messages arrived
+    /// (known at once for a quarantined session: none).
+    pub fn current_turn_id(&self, session_id: &str) -> (CurrentTurn<&str>, Reason) {
+        match self.known_session(session_id, knowledge::session_discovery, CurrentTurn::None) {
+            Ok(entry) => Self::current_turn_of(entry),
+            Err((answer, why)) => (answer.unwrap_or(CurrentTurn::Unknown), why),
         }
     }
 
     /// The session's pending action: its authoritative projection when known, else derived from
-    /// its loaded turns and messages (SPEC §4).
-    pub fn session_pending_action(&self, session_id: &str) -> (Option<PendingAction>, Reason) {
-        let Some(entry) = self.sessions.get(session_id) else {
-            return (None, Reason::SessionUnknown);
+    /// its loaded turns and messages (SPEC §4); `None` while unknown (SPEC §11).
+    pub fn session_pending_action(
+        &self,
+        session_id: &str,
+    ) -> (Option<Option<PendingAction>>, Reason) {
+        let entry = match self.known_session(session_id, knowledge::session_action, None) {
+            Ok(entry) => entry,
+            Err(answer) => return answer,
         };
         if let Some(action) = entry.projection.action {
-            return (action, Reason::AuthoritativeProjection);
+            return (Some(action), Reason::AuthoritativeProjection);
         }
         let (action, why) = session_pending_action_with(
             entry.state,
@@ -84,7 +135,7 @@ impl<P: Clone> ProjectionStore<P> {
             |turn| entry.messages.references(turn),
             |turn| entry.messages.turn_requests(turn).into_iter(),
         );
-        (action, Reason::SessionAction(why))
+        (Some(action), Reason::SessionAction(why))
     }
 
     /// Discovery over a session's held rows (SPEC §3): the rows read, the pending request and
@@ -131,25 +182,31 @@ impl<P: Clone> ProjectionStore<P> {
     }
 
     /// The active clarification bundle of a session (SPEC §3), scoped by its current turn and
-    /// its authoritative projection.
-    pub fn pending_clarification(&self, session_id: &str) -> (Option<Bundle<'_>>, Reason) {
-        let Some(entry) = self.sessions.get(session_id) else {
-            return (None, Reason::SessionUnknown);
+    /// its authoritative projection: `Some(None)` when there is none, `None` while unknown.
+    pub fn pending_clarification(&self, session_id: &str) -> (Option<Option<Bundle<'_>>>, Reason) {
+        let entry = match self.known_session(session_id, knowledge::session_discovery, None) {
+            Ok(entry) => entry,
+            Err(answer) => return answer,
         };
         let discovery = Self::discover(entry);
-        (discovery.bundle(), discovery.reason)
+        (Some(discovery.bundle()), discovery.reason)
     }
 
-    /// The message ids an overlay renders, hidden from the transcript (SPEC §3).
-    pub fn hidden_message_ids(&self, session_id: &str) -> (Vec<&str>, Reason) {
+    /// The message ids an overlay renders, hidden from the transcript (SPEC §3); `None` while
+    /// unknown.
+    pub fn hidden_message_ids(&self, session_id: &str) -> (Option<Vec<&str>>, Reason) {
         let (bundle, why) = self.pending_clarification(session_id);
-        (bundle.map(|b| b.message_ids).unwrap_or_default(), why)
+        (
+            bundle.map(|b| b.map(|b| b.message_ids).unwrap_or_default()),
+            why,
+        )
     }
 
-    /// Whether the session is blocked on a permission (SPEC §3).
-    pub fn has_pending_permission(&self, session_id: &str) -> (bool, Reason) {
-        let Some(entry) = self.sessions.get(session_id) else {
-            return (false, Reason::SessionUnknown);
+    /// Whether the session is blocked on a permission (SPEC §3); `None` while unknown.
+    pub fn has_pending_permission(&self, session_id: &str) -> (Option<bool>, Reason) {
+        let entry = match self.known_session(session_id, knowledge::session_rows, false) {
+            Ok(entry) => entry,
+            Err(answer) => return answer,
         };
         let blocked =
             clarification::has_pending_permission(&entry.messages.permission_candidates());
@@ -158,7 +215,7 @@ impl<P: Clone> ProjectionStore<P> {
         } else {
             Reason::NoPendingPermission
         };
-        (blocked, why)
+        (Some(blocked), why)
     }
 
     pub(super) fn listed_sessions<'s>(&'s self, task: &'s TaskEntry<P>) -> Vec<SessionRef<'s>> {
@@ -198,19 +255,42 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
-    /// The task's effective pending action (see [`Self::effective_action`]).
-    pub fn task_pending_action(&self, task_id: &str) -> (Option<PendingAction>, Reason) {
-        match self.tasks.get(task_id) {
-            Some(task) => self.effective_action(task),
-            None => (None, Reason::TaskUnknown),
+    /// The task's entry when `knowledge` says its answer is known and held; else the answer
+    /// `removed` gives a removed task, or `None` with the input awaited.
+    fn known_task<T>(
+        &self,
+        task_id: &str,
+        knowledge: fn(TaskInputs) -> Knowledge,
+        removed: T,
+    ) -> Result<&TaskEntry<P>, (Option<T>, Reason)> {
+        match (knowledge(self.task_inputs(task_id)), self.tasks.get(task_id)) {
+            (Knowledge::Known, Some(task)) => Ok(task),
+            (Knowledge::Awaiting(input), _) => Err((None, Reason::Awaiting(input))),
+            _ => Err((Some(removed), Reason::TaskRemoved)),
         }
     }
 
-    /// The held status summary, the caller's own object.
-    pub fn task_status_summary(&self, task_id: &str) -> (Option<&P>, Reason) {
-        match self.tasks.get(task_id).and_then(|t| t.summary.as_ref()) {
-            Some(summary) => (Some(&summary.payload), Reason::StatusSummaryHeld),
-            None => (None, Reason::NoStatusSummary),
+    /// The task's effective pending action (see [`Self::effective_action`]); `None` while
+    /// unknown (SPEC §11).
+    pub fn task_pending_action(&self, task_id: &str) -> (Option<Option<PendingAction>>, Reason) {
+        match self.known_task(task_id, knowledge::task_action, None) {
+            Ok(task) => {
+                let (action, why) = self.effective_action(task);
+                (Some(action), why)
+            }
+            Err(answer) => answer,
+        }
+    }
+
+    /// The held status summary, the caller's own object: `Some(None)` when none is held, `None`
+    /// while unknown.
+    pub fn task_status_summary(&self, task_id: &str) -> (Option<Option<&P>>, Reason) {
+        match self.known_task(task_id, knowledge::task_action, None) {
+            Ok(task) => match &task.summary {
+                Some(summary) => (Some(Some(&summary.payload)), Reason::StatusSummaryHeld),
+                None => (Some(None), Reason::NoStatusSummary),
+            },
+            Err(answer) => answer,
         }
     }
 
@@ -229,14 +309,16 @@ impl<P: Clone> ProjectionStore<P> {
         })
     }
 
-    /// The session to open for a task (SPEC §6), or `None` for task-only navigation.
+    /// The session to open for a task (SPEC §6): `Some(None)` for task-only navigation, `None`
+    /// while unknown (SPEC §11: the task's action and its session list not both known).
     pub fn pending_owner<'s>(
         &'s self,
         task_id: &str,
         preferred: Option<&'s str>,
-    ) -> (Option<&'s str>, Reason) {
-        let Some(task) = self.tasks.get(task_id) else {
-            return (None, Reason::TaskUnknown);
+    ) -> (Option<Option<&'s str>>, Reason) {
+        let task = match self.known_task(task_id, knowledge::owner, None) {
+            Ok(task) => task,
+            Err(answer) => return answer,
         };
         let sessions = self.listed_sessions(task);
         let (action, _) = self.effective_action(task);
@@ -250,6 +332,6 @@ impl<P: Clone> ProjectionStore<P> {
                 .or_else(|| preferred.filter(|p| *p == id)),
             Owner::TaskOnly => None,
         };
-        (owner, Reason::Owner(why))
+        (Some(owner), Reason::Owner(why))
     }
 }

@@ -2,6 +2,7 @@
 //! strings (nothing is built per call).
 
 use crate::rules::connection::Hello;
+use crate::rules::knowledge::Awaiting;
 use crate::rules::owner::{OwnerReason, SettleReason};
 use crate::rules::pending::SessionActionReason;
 use crate::rules::revision::ReplaceReason;
@@ -29,9 +30,10 @@ pub enum Reason {
     /// A connection's `server.hello` (`applyFrame`): the first one, the same epoch, a new one, a
     /// resumed stream.
     Hello(Hello),
+    /// The answer is not known yet (SPEC §11): the input it waits for.
+    Awaiting(Awaiting),
     // session action / current turn
     AuthoritativeProjection,
-    SessionUnknown,
     Turn(TurnReason),
     SessionAction(SessionActionReason),
     // discovery
@@ -44,7 +46,6 @@ pub enum Reason {
     NewestPermissionPending,
     NoPendingPermission,
     // task
-    TaskUnknown,
     StatusSummaryAction,
     LegacyTaskAction,
     DerivedFromSessions,
@@ -77,8 +78,13 @@ impl Reason {
                 Hello::NewEpoch => "new_epoch",
                 Hello::Resumed => "resumed",
             },
+            Reason::Awaiting(a) => match a {
+                Awaiting::SessionList => "awaiting_session_list",
+                Awaiting::TurnList => "awaiting_turn_list",
+                Awaiting::MessagePage => "awaiting_message_page",
+                Awaiting::Task => "awaiting_task",
+            },
             Reason::AuthoritativeProjection => "authoritative_projection",
-            Reason::SessionUnknown => "session_unknown",
             Reason::Turn(r) => match r {
                 TurnReason::HistoryNotLoaded => "turn_history_not_loaded",
                 TurnReason::SessionNotInputCapable => "session_not_input_capable",
@@ -107,7 +113,6 @@ impl Reason {
             Reason::ActiveBundle => "active_bundle",
             Reason::NewestPermissionPending => "newest_permission_pending",
             Reason::NoPendingPermission => "no_pending_permission",
-            Reason::TaskUnknown => "task_unknown",
             Reason::StatusSummaryAction => "status_summary_action",
             Reason::LegacyTaskAction => "legacy_task_action",
             Reason::DerivedFromSessions => "derived_from_sessions",

@@ -61,6 +61,14 @@ impl Remembered {
         self.entries.iter().map(|(id, (_, v))| (&**id, v))
     }
 
+    /// The ids and their values, oldest insertion first (snapshots: the order decides which
+    /// are forgotten first).
+    pub fn ordered(&self) -> impl Iterator<Item = (&str, &V)> + '_ {
+        let mut entries: Vec<_> = self.entries.iter().collect();
+        crate::sort::stable_sort_by(&mut entries, |a, b| a.1 .0.cmp(&b.1 .0));
+        entries.into_iter().map(|(id, (_, v))| (&**id, v))
+    }
+
     /// Approximate heap bytes (for the memory figures).
     pub fn heap_bytes(&self) -> usize {
         self.entries

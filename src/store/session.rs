@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::messages::MessageIndex;
 use super::{Reason, SessionId};
 use crate::hash::IdIndex;
+use crate::rules::knowledge::SessionInputs;
 use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
@@ -40,6 +41,8 @@ pub(super) struct SessionEntry {
     /// Turn events received before the turn list.
     pub(super) early_turns: Vec<Turn>,
     pub(super) messages: MessageIndex,
+    /// A message page arrived (SPEC §11: the session's rows are known from then on).
+    pub(super) paged: bool,
     pub(super) version: u64,
     /// The version at the last change that can move the session's current turn or clarification
     /// bundle (turns, state, projected action, request rows, and any row while a reservation
@@ -136,6 +139,17 @@ impl SessionChanges {
 }
 
 impl SessionEntry {
+    /// What has arrived about the session (SPEC §11).
+    pub(super) fn inputs(&self) -> SessionInputs {
+        SessionInputs {
+            removed: false,
+            quarantined: self.state.is_some_and(|s| !s.is_input_capable()),
+            projection: self.projection.action.is_some(),
+            turns: self.turns.is_some(),
+            messages: self.paged,
+        }
+    }
+
     /// The session is known to belong to another task than `task_id`.
     pub(super) fn belongs_elsewhere(&self, task_id: Option<&str>) -> bool {
         matches!((self.task_id.as_deref(), task_id), (Some(held), Some(t)) if held != t)

@@ -74,11 +74,16 @@ impl<P: Clone> ProjectionStore<P> {
         self.removed_tasks.contains(task_id) && !applies_after_removal()
     }
 
+    /// Whether `session_id` belongs to a removed task (as far as the store remembers).
+    pub(super) fn is_removed_session(&self, session_id: &str) -> bool {
+        self.removed_sessions.contains(session_id) && !applies_after_removal()
+    }
+
     /// Whether an input about `session_id` (tagged with `task_id`) arrived after the removal of
     /// the session's task. An input tagged with a removed task reveals that the session was the
     /// task's: it is removed too.
     pub(super) fn removed_input(&mut self, session_id: &str, task_id: Option<&str>) -> bool {
-        if self.removed_sessions.contains(session_id) && !applies_after_removal() {
+        if self.is_removed_session(session_id) {
             return true;
         }
         match task_id {
@@ -92,13 +97,19 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Drops a session of a removed task and remembers it as removed.
     pub(super) fn remove_session(&mut self, session_id: &str) {
+        let newly = !self.removed_sessions.contains(session_id);
         self.removed_sessions.insert(session_id, None);
         if self.sessions.contains_key(session_id) {
             // Touched while the entry still names its task, so that task is marked changed too.
             self.touch_session(session_id);
             self.sessions.remove(session_id);
             self.changed_sessions.removed();
+        } else if newly {
+            // Not heard of before, removed now: its answers went from unknown to known (SPEC
+            // §11).
+            self.touch_session(session_id);
         }
+        self.removals = self.version;
     }
 
     /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
@@ -182,9 +193,11 @@ impl<P: Clone> ProjectionStore<P> {
         for session_id in gone {
             self.remove_session(&session_id);
         }
-        if known {
+        if known || newly {
+            // A task not heard of before is known now: removed (SPEC §11).
             self.touch_task(task_id);
         }
+        self.removals = self.version;
         if known || newly {
             Reason::Applied
         } else {
@@ -229,6 +242,8 @@ impl<P: Clone> ProjectionStore<P> {
         let Some((_, captured)) = self.fetches.remove(at) else {
             return Ok(Reason::UnknownFetchToken);
         };
+        // A refetch confirms or replaces restored state.
+        self.confirm_restored();
         for input in tasks {
             let start = FetchStart {
                 task_present: captured.contains_key(input.id.as_str()),

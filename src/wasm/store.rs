@@ -31,11 +31,13 @@ thread_local! {
     static PERMISSION: JsValue = JsValue::from_str(PendingAction::Permission.as_str());
 }
 
-fn action(action: Option<PendingAction>) -> JsValue {
+/// A pending-action answer: `undefined` while unknown (SPEC §11), `null` when clean.
+fn action(action: Option<Option<PendingAction>>) -> JsValue {
     match action {
-        Some(PendingAction::Clarification) => CLARIFICATION.with(Clone::clone),
-        Some(PendingAction::Permission) => PERMISSION.with(Clone::clone),
-        None => JsValue::NULL,
+        Some(Some(PendingAction::Clarification)) => CLARIFICATION.with(Clone::clone),
+        Some(Some(PendingAction::Permission)) => PERMISSION.with(Clone::clone),
+        Some(None) => JsValue::NULL,
+        None => JsValue::UNDEFINED,
     }
 }
 
@@ -95,6 +97,10 @@ pub struct JsProjectionStore {
 }
 
 type JsResult = Result<JsValue, JsValue>;
+
+// Every query below answers `undefined` while not known yet (SPEC §11, `rules::knowledge`); the
+// doc comment of each export names its known answers only (they are copied into the JS glue,
+// whose gzip budget is nearly full).
 
 #[wasm_bindgen(js_class = ProjectionStore)]
 impl JsProjectionStore {
@@ -171,8 +177,10 @@ impl JsProjectionStore {
             reason: Reason::Unchanged,
             content: String::new(),
         });
+        // Version 0: the store holds no entry, and whether the session is removed (known) or not
+        // heard of (unknown) has no version: computed every time.
         if let Some(value) = &entry.value {
-            if entry.version == version {
+            if entry.version == version && version != 0 {
                 self.last_reason.set(entry.reason);
                 return value.clone();
             }
@@ -440,9 +448,70 @@ impl JsProjectionStore {
     // copies doc comments into the JS glue, whose gzip budget is nearly full.)
     #[wasm_bindgen(js_name = __hello, skip_typescript)]
     pub fn hello(&self) -> Result<bool, JsValue> {
-        let hello = with_tape(|t| api::apply_hello(&mut self.store.borrow_mut(), &t.arg(0)))?;
+        let hello = with_tape(|t| api::apply_hello_at(&mut self.store.borrow_mut(), &t.arg(0)))?;
         self.applied(Reason::Hello(hello));
         Ok(hello.refetch())
+    }
+
+    // `__frameOffset(offset)`: `applyFrame` took a frame at `offset` of the stream (an integer
+    // `store.js` checked). Moves the stream position (rules::connection). Not a doc comment (the
+    // glue's gzip budget).
+    #[wasm_bindgen(js_name = __frameOffset, skip_typescript)]
+    pub fn frame_offset(&self, offset: f64) {
+        if let Some(offset) = integral_u64(offset) {
+            self.store.borrow_mut().apply_frame_offset(offset);
+        }
+    }
+
+    // `applyStreamPosition({ stream, offset })` (tape): where the REST state applied was read.
+    #[wasm_bindgen(js_name = applyStreamPosition, skip_typescript)]
+    pub fn apply_stream_position(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::apply_stream_position(s, &t.arg(0)))
+    }
+
+    // `streamPosition()` → `{ stream, offset }` or `null`.
+    #[wasm_bindgen(js_name = streamPosition, skip_typescript)]
+    pub fn stream_position(&self) -> JsValue {
+        match self.store.borrow().stream_position() {
+            (Some(stream), Some(offset)) => {
+                let position = Object::new();
+                set(&position, "stream", &JsValue::from_str(stream));
+                // Below 2^53: the decoders refuse larger offsets.
+                #[allow(clippy::cast_precision_loss)]
+                let offset = offset as f64;
+                set(&position, "offset", &JsValue::from_f64(offset));
+                position.into()
+            }
+            _ => JsValue::NULL,
+        }
+    }
+
+    // `restored()`: hydrated as restored, not yet confirmed by a hello or a task snapshot.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn restored(&self) -> bool {
+        self.store.borrow().restored()
+    }
+
+    // `__dehydrate()` (options on the tape) → the snapshot as JSON text, each held summary written
+    // as `true` for `store.js` to fill in with a copy of the caller's object.
+    #[wasm_bindgen(js_name = __dehydrate, skip_typescript)]
+    pub fn dehydrate(&self) -> Result<String, JsValue> {
+        let store = self.store.borrow();
+        with_tape(|t| api::dehydrate(&store, &t.arg(0), |_, out| out.push_str("true")))
+    }
+
+    // `__hydrate(objects)` (snapshot and options on the tape): this store (a new one, `store.js`
+    // made it) becomes the snapshot's; on an error nothing changes.
+    #[wasm_bindgen(js_name = __hydrate, skip_typescript)]
+    pub fn hydrate(&self, objects: Array) -> Result<(), JsValue> {
+        let hydrated = with_tape(|t| api::hydrate(&t.arg(0), &t.arg(1), |v| kept(&objects, v)))?;
+        let track = self.store.borrow().tracks_changes();
+        let mut store = self.store.borrow_mut();
+        *store = hydrated;
+        store.set_change_tracking(track);
+        *self.cache.borrow_mut() = Default::default();
+        self.applied(Reason::Applied);
+        Ok(())
     }
 
     // ---- queries --------------------------------------------------------------------------------
@@ -511,7 +580,10 @@ impl JsProjectionStore {
             store.discovery_version(id),
             || store.pending_clarification(id),
             |bundle, key| {
-                if let Some(bundle) = bundle {
+                if bundle.is_none() {
+                    key.push('u');
+                }
+                if let Some(Some(bundle)) = bundle {
                     key.push('b');
                     key.push_str(bundle.pending_id.unwrap_or("\u{2}"));
                     for m in &bundle.message_ids {
@@ -521,8 +593,9 @@ impl JsProjectionStore {
                 }
             },
             |bundle| match bundle {
-                None => JsValue::NULL,
-                Some(bundle) => {
+                None => JsValue::UNDEFINED,
+                Some(None) => JsValue::NULL,
+                Some(Some(bundle)) => {
                     let object = Object::new();
                     let pending_id = bundle.pending_id.map_or(JsValue::NULL, JsValue::from_str);
                     set(&object, "pending_id", &pending_id);
@@ -555,6 +628,11 @@ impl JsProjectionStore {
             store.discovery_version(id),
             || store.hidden_message_ids(id),
             |ids, key| {
+                let Some(ids) = ids else {
+                    key.push('u');
+                    return;
+                };
+                key.push('k');
                 for (i, m) in ids.iter().enumerate() {
                     if i > 0 {
                         key.push('\u{1}');
@@ -562,26 +640,28 @@ impl JsProjectionStore {
                     key.push_str(m);
                 }
             },
-            |ids| {
-                ids.iter()
+            |ids| match ids {
+                None => JsValue::UNDEFINED,
+                Some(ids) => ids
+                    .iter()
                     .map(|m| JsValue::from_str(m))
                     .collect::<Array>()
-                    .into()
+                    .into(),
             },
         )
     }
 
     /// `hasPendingPermission(sessionId)` → boolean.
     #[wasm_bindgen(js_name = hasPendingPermission, skip_typescript)]
-    pub fn has_pending_permission(&self) -> Result<bool, JsValue> {
+    pub fn has_pending_permission(&self) -> JsResult {
         let id = Self::query_id("sessionId")?;
         Ok(self.has_pending_permission_of(&id))
     }
 
-    fn has_pending_permission_of(&self, id: &str) -> bool {
+    fn has_pending_permission_of(&self, id: &str) -> JsValue {
         let (blocked, reason) = self.store.borrow().has_pending_permission(id);
         self.last_reason.set(reason);
-        blocked
+        blocked.map_or(JsValue::UNDEFINED, JsValue::from_bool)
     }
 
     /// The session queries by handle (`store.js`, for a session id it has interned): `query`
@@ -602,9 +682,7 @@ impl JsProjectionStore {
             fast::query::CURRENT_TURN_ID => self.current_turn_id_of(id),
             fast::query::PENDING_CLARIFICATION => self.pending_clarification_of(id),
             fast::query::HIDDEN_MESSAGE_IDS => self.hidden_message_ids_of(id),
-            fast::query::HAS_PENDING_PERMISSION => {
-                JsValue::from_bool(self.has_pending_permission_of(id))
-            }
+            fast::query::HAS_PENDING_PERMISSION => self.has_pending_permission_of(id),
             _ => return Err(misuse("query")),
         })
     }
@@ -625,7 +703,10 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let (summary, reason) = store.task_status_summary(&id);
         self.last_reason.set(reason);
-        Ok(summary.cloned().unwrap_or(JsValue::NULL))
+        Ok(match summary {
+            None => JsValue::UNDEFINED,
+            Some(held) => held.cloned().unwrap_or(JsValue::NULL),
+        })
     }
 
     /// The `(taskId, preferredSessionId?)` arguments of the owner queries.
@@ -647,7 +728,7 @@ impl JsProjectionStore {
         let store = self.store.borrow();
         let (owner, reason) = store.pending_owner(&id, preferred.as_deref());
         self.last_reason.set(reason);
-        Ok(JsValue::from_str(owner.unwrap_or("")))
+        Ok(owner.map_or(JsValue::UNDEFINED, |o| JsValue::from_str(o.unwrap_or(""))))
     }
 
     /// `explain(sessionId)` → the session's explanation as JSON text (`store.js` parses it).

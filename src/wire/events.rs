@@ -165,7 +165,7 @@ const MAX_OFFSET: u64 = (1 << 53) - 1;
 /// A stream offset, or `None` for `undefined`/`null`: a Number that is an integer from 0 to
 /// 2^53 - 1 (a client keeps it as a Number and sends it back as `since`; a BigInt is refused, as
 /// `js/read.js` refuses it in a frame's `offset`).
-fn offset<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
+pub fn offset<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireError> {
     if value.is_absent() {
         return Ok(None);
     }

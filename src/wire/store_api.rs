@@ -139,6 +139,97 @@ pub fn apply_hello<W: Wire, P: Clone>(
     Ok(store.apply_hello(hello.epoch.as_ref(), hello.resumed))
 }
 
+/// `applyHello(payload)` with the hello's place in the stream (its `stream` and `offset`).
+pub fn apply_hello_at<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    payload: &W,
+) -> Result<crate::rules::connection::Hello, WireError> {
+    let hello = events::hello(payload, &Path::Root("payload"))?;
+    Ok(store.apply_hello_at(
+        hello.epoch.as_ref(),
+        hello.resumed,
+        hello.stream.as_ref().map(AsRef::as_ref),
+        hello.offset,
+    ))
+}
+
+/// `applyStreamPosition({ stream, offset })`: where the REST state applied was read.
+pub fn apply_stream_position<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    position: &W,
+) -> Result<Reason, WireError> {
+    let path = Path::Root("position");
+    decode::object(position, &path)?;
+    let stream = decode::text(&position.get("stream"), &path.key("stream"))?;
+    let offset_path = path.key("offset");
+    let offset = events::offset(&position.get("offset"), &offset_path)?.ok_or_else(|| {
+        WireError::InvalidType {
+            field: offset_path.to_string(),
+            expected: "a non-negative integer up to 2^53 - 1",
+            got: position.get("offset").kind().name(),
+        }
+    })?;
+    store.apply_stream_position(stream.as_ref(), offset);
+    Ok(Reason::Applied)
+}
+
+/// Ids an option names (`None`: not limited).
+type Named = Option<Vec<String>>;
+
+/// The `{ tasks?, sessions? }` of `dehydrate(options)`: the tasks and the sessions named.
+pub fn dehydrate_scope<W: Wire>(options: &W) -> Result<(Named, Named), WireError> {
+    let path = Path::Root("options");
+    if options.is_absent() {
+        return Ok((None, None));
+    }
+    decode::object(options, &path)?;
+    let ids = |key: &'static str| -> Result<Named, WireError> {
+        let value = options.get(key);
+        let key_path = path.key(key);
+        if value.is_absent() {
+            return Ok(None);
+        }
+        let len = decode::array(&value, &key_path)?;
+        (0..len)
+            .map(|i| decode::string(&value.at(i), &key_path.index(i)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    };
+    Ok((ids("tasks")?, ids("sessions")?))
+}
+
+/// `dehydrate(options)`: the snapshot as JSON text; `payload` writes a held summary.
+pub fn dehydrate<W: Wire, P: Clone>(
+    store: &ProjectionStore<P>,
+    options: &W,
+    payload: impl Fn(&P, &mut String),
+) -> Result<String, WireError> {
+    let (tasks, sessions) = dehydrate_scope(options)?;
+    let scope = crate::store::snapshot::Scope {
+        tasks: tasks.as_deref(),
+        sessions: sessions.as_deref(),
+    };
+    Ok(store.dehydrate(scope, payload))
+}
+
+/// `ProjectionStore.hydrate(snapshot, { restored? })`: a new store, or the snapshot's first
+/// error (nothing is built).
+pub fn hydrate<W: Wire + Clone, P: Clone>(
+    snapshot: &W,
+    options: &W,
+    payload_of: impl Fn(W) -> P,
+) -> Result<ProjectionStore<P>, WireError> {
+    let path = Path::Root("options");
+    let restored = if options.is_absent() {
+        false
+    } else {
+        decode::object(options, &path)?;
+        decode::boolean(&options.get("restored"), &path.key("restored"))?
+    };
+    let input = super::snapshot::snapshot(snapshot, &Path::Root("snapshot"), payload_of)?;
+    Ok(ProjectionStore::hydrate(input, restored))
+}
+
 /// `applyTaskSnapshot(token, tasks)`.
 pub fn apply_task_snapshot<W: Wire + Clone, P: Clone>(
     store: &mut ProjectionStore<P>,

@@ -214,7 +214,7 @@ for (const [label, viewport] of VIEWPORTS) {
     await screenshot(page, `secondary-owner-${viewport.width}`);
     await eventually(async () => {
       const w = await why(page);
-      assert.deepEqual(w.explainOwner.owner, { session_id: secondary, reason: 'pending_owner' });
+      assert.deepEqual(w.explainOwner.owner, { session_id: secondary, known: true, reason: 'pending_owner' });
       assert.equal(w.explainOwner.pending_action.value, 'clarification');
       assert.deepEqual(w.explainOwner.sessions.map((x) => [x.id, x.pending_action]).sort(), [[primary, null], [secondary, 'clarification']].sort());
       assertWhyMatches(w);

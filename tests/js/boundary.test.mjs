@@ -42,6 +42,7 @@ function ready(tp) {
   const store = new tp.ProjectionStore();
   store.applySessionList(T, [session('sess-a', 'WAITING_FOR_INPUT', { pending_action: 'clarification' })]);
   store.applyTurnList('sess-a', [turn]);
+  store.applyMessagePage('sess-a', []);
   return store;
 }
 

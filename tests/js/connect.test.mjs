@@ -171,6 +171,25 @@ describe('connect', () => {
     link.close();
   });
 
+  test('a handshake that never ends is given up after openTimeoutMs and retried; an opened socket is not', () => {
+    const { made, clock, statuses, link } = setup({ minDelayMs: 100, maxDelayMs: 1000, openTimeoutMs: 5000 });
+    clock.advance(4999);
+    assert.equal(made[0].closed, null, 'still waiting for the handshake');
+    clock.advance(1);
+    assert.notEqual(made[0].closed, null, 'the hanging socket is closed');
+    assert.deepEqual(statuses.slice(0, 3), ['connecting', 'closed:timeout', 'waiting:100']);
+    made[0].drop(); // its late close event changes nothing
+    assert.equal(statuses.length, 3);
+    clock.advance(100);
+    assert.equal(made.length, 2, 'retried after the backoff');
+    made[1].open();
+    clock.advance(60_000);
+    assert.equal(made[1].closed, null, 'an open socket has no timeout');
+    assert.equal(made.length, 2);
+    link.close();
+    assert.equal(clock.pending(), 0, 'close() leaves no timer behind');
+  });
+
   test('close() closes the socket and stops reconnecting; frames of an old socket are ignored', () => {
     const { store, made, clock, link } = setup();
     made[0].open();

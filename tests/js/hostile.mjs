@@ -107,6 +107,9 @@ const message = (id, s) => ({
 const summary = { revision: 3, pending_action: 'clarification', updated_at: at(2) };
 const taskInput = { id: T, status_summary: summary, status_summary_invalidated: false, task_pending_action: 'clarification' };
 
+/** A snapshot (`dehydrate()`) holding every kind of row: `ProjectionStore.hydrate`'s base call. */
+const SNAPSHOT = {"format":"task-projection/snapshot","version":1,"epoch":"5","stream":"st-1","offset":10,"tasks":[{"id":"task-1","known":true,"summary":{"revision":3,"pending_action":"clarification","updated_at":"2026-11-29T12:00:02.000000000Z"},"legacy":null,"sessions":["sess-1","sess-2"]}],"sessions":[{"id":"sess-1","task":"task-1","listed":true,"state":"WAITING_FOR_INPUT","state_at":"2026-11-29T12:00:05Z","primary":true,"primary_at":"2026-11-29T12:00:05Z","action":"clarification","revision":{"epoch":"1","sequence":40},"turns":[["turn-1",false,"2026-11-29T12:00:01Z","2026-11-29T12:00:01Z","2026-11-29T12:00:01Z",0]],"early":[],"messages":[["m-1",0,1,0,"p-1",1,"2026-11-29T12:00:01Z",true]],"deleted":[["m-9","1",40]],"paged":true},{"id":"sess-2","task":"task-1","listed":true,"state":"RUNNING","state_at":"2026-11-29T12:00:04Z","primary":false,"primary_at":"2026-11-29T12:00:04Z","action":null,"revision":{"epoch":"1","sequence":4},"turns":null,"early":[["turn-7",false,"2026-11-29T12:00:07Z","2026-11-29T12:00:07Z",null,1]],"messages":[],"deleted":[],"paged":false}],"removed":{"tasks":["task-gone"],"sessions":[]},"rejected":[["session.updated","older_revision_rejected","task-1","sess-1",null,"1",2,"1",40]]};
+
 /** Stand-ins for a fetch token and a selection ticket, made real per call (compared by identity). */
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
@@ -184,6 +187,11 @@ export function entries() {
     ['version', [], [], 'store'],
     ['digest', [], [], 'store'],
     ['stats', [], [], 'store'],
+    ['hydrate', [SNAPSHOT, { restored: true }], [S.SNAPSHOT, S.HYDRATE_OPTIONS], 'fn'],
+    ['dehydrate', [{ tasks: [T], sessions: ['sess-2'] }], [S.DEHYDRATE_OPTIONS], 'store'],
+    ['applyStreamPosition', [{ stream: 'st-1', offset: 12 }], [S.POSITION], 'store'],
+    ['streamPosition', [], [], 'store'],
+    ['restored', [], [], 'store'],
   ];
 }
 

@@ -23,10 +23,12 @@ import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
 
 // Each build's entry points: the store module's and the rules module's (two wasm instances).
-const main = { ...mainStore, ...mainRules, ...trace };
-const fallback = { ...fallbackStore, ...fallbackRules, ...trace };
+// `ProjectionStore.hydrate` as an entry point of its own (a store it returns is freed at once).
+const hydrateOf = (entry) => (...args) => entry.ProjectionStore.hydrate(...args).free();
+const main = { ...mainStore, ...mainRules, ...trace, hydrate: hydrateOf(mainStore) };
+const fallback = { ...fallbackStore, ...fallbackRules, ...trace, hydrate: hydrateOf(fallbackStore) };
 
-const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed']);
+const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version']);
 const SURVIVAL_CALLS = Number(process.env.HOSTILE_SURVIVAL_CALLS || 100_000);
 /** Kinds too slow to repeat 10^5 times (each is in the full catalogue once per position). */
 const HEAVY = new Set(['10 MB string', '10^6-element array', '10^5-deep nesting', '10^5-digit epoch']);

@@ -30,7 +30,7 @@ describe('before init() the entries throw not_initialized, then work', () => {
         const again = caught(() => new tp.ProjectionStore());
         tp.initSync({ module: fs.readFileSync(new URL('${pkg}${dir}task_projection_bg.wasm')) });
         const store = new tp.ProjectionStore();
-        store.applySessionList('t1', [{ id: 's1', task_id: 't1', state: 'RUNNING' }]);
+        store.applySessionList('t1', [{ id: 's1', task_id: 't1', state: 'RUNNING', pending_action: null }]);
         console.log(JSON.stringify({ before, again, after: store.sessionPendingAction('s1') }));`);
       for (const e of [r.before, r.again]) {
         assert.equal(e.isError, true);

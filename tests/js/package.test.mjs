@@ -78,9 +78,10 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './trace', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './trace', './persist', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
     assert.deepEqual(pkg.exports['./connect'], { types: './connect.d.ts', default: './connect.js' });
+    assert.deepEqual(pkg.exports['./persist'], { types: './persist.d.ts', default: './persist.js' });
     // The recorder: for Node and edge with the top module's wasm instantiated (replayTrace).
     assert.deepEqual(pkg.exports['./trace'], {
       types: './trace.d.ts',
@@ -113,7 +114,7 @@ describe('pkg/package.json', () => {
     // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module;
     // trace.js (and trace.node.js) install the recorder.
     assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+    for (const f of ['node.js', 'index.js', 'store.js', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
       'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
       'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
       'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {

@@ -25,6 +25,12 @@ const prompt = {
   metadata: {}, content: 'Move billing to Postgres 17.', created_at: at(2), updated_at: at(2),
 };
 
+/** The agent's two questions (message id -> content), as the README's page shows them. */
+export const QUESTION_TEXT = {
+  'q-1': 'Which region should the new database run in?',
+  'q-2': 'May I drop the legacy audit table?',
+};
+
 const question = (id, index, sequence, content) => ({
   message_id: id, session_id: 'sess-1', task_id: 'task-1', turn_id: 'turn-1', author_type: 'agent',
   type: 'clarification_request',
@@ -33,19 +39,53 @@ const question = (id, index, sequence, content) => ({
   pending_action: 'clarification', pending_action_revision: revision(sequence),
 });
 
-/** REST: path below `/api/v1` -> JSON body. */
+/**
+ * The server's event stream and the offset of its last event (when the REST state below was
+ * read): `GET /tasks` says so (`stream`, `offset`), and a connection that asks to resume from there
+ * (`?since=40&stream=s-1`) is answered `resumed: true` (helloFor).
+ */
+export const STREAM = 's-1';
+export const OFFSET = 40;
+
+/** REST: path below `/api/v1` -> JSON body. Before the agent asks: nothing needs the user. */
 export const REST = {
-  '/tasks': { tasks: [task] },
+  '/tasks': { tasks: [task], stream: STREAM, offset: OFFSET },
   '/tasks/task-1/task-sessions': { sessions: [session] },
   '/task-sessions/sess-1/turns': { turns: [turn] },
   '/task-sessions/sess-1/messages': { messages: [prompt] },
 };
 
+/** A REST message row of a question (`id`, no projection fields), as `GET …/messages` lists it. */
+const questionRow = (...args) => {
+  const { message_id: id, pending_action: _action, pending_action_revision: _revision, ...row } = question(...args);
+  return { id, ...row };
+};
+
+/**
+ * REST once the agent has asked (the state FRAMES lead to): the session waits for the two-question
+ * bundle, the task's summary says so. A page opened now needs no WebSocket to show the question.
+ */
+export const REST_ASKED = {
+  '/tasks': {
+    tasks: [{
+      ...task, updated_at: at(7), status_summary: { revision: 4, updated_at: at(7), pending_action: 'clarification' },
+      task_pending_action: 'clarification', primary_session_pending_action: 'clarification',
+    }],
+    stream: STREAM,
+    offset: OFFSET,
+  },
+  '/tasks/task-1/task-sessions': {
+    sessions: [{ ...session, state: 'WAITING_FOR_INPUT', updated_at: at(7), pending_action: 'clarification', pending_action_revision: revision(7) }],
+  },
+  '/task-sessions/sess-1/turns': { turns: [turn] },
+  '/task-sessions/sess-1/messages': { messages: [prompt, questionRow('q-1', 0, 5, QUESTION_TEXT['q-1']), questionRow('q-2', 1, 6, QUESTION_TEXT['q-2'])] },
+};
+
 /** WebSocket `/api/v1/ws`: `server.hello` first (as on every connection), then the agent asks. */
 export const FRAMES = [
   { type: 'server.hello', payload: { epoch: '1733043600', started_at: at(0) } },
-  { type: 'session.message.added', payload: question('q-1', 0, 5, 'Which region should the new database run in?') },
-  { type: 'session.message.added', payload: question('q-2', 1, 6, 'May I drop the legacy audit table?') },
+  { type: 'session.message.added', payload: question('q-1', 0, 5, QUESTION_TEXT['q-1']) },
+  { type: 'session.message.added', payload: question('q-2', 1, 6, QUESTION_TEXT['q-2']) },
   {
     type: 'session.state_changed',
     payload: {
@@ -56,12 +96,34 @@ export const FRAMES = [
   { type: 'task.status_summary.updated', payload: { task_id: 'task-1', workspace_id: 'ws-1', status_summary: { revision: 4, updated_at: at(7), pending_action: 'clarification' } } },
 ];
 
+/**
+ * The `server.hello` a connection to `url` gets from a server whose stream is STREAM at OFFSET:
+ * `resumed: true` when it asks to resume from there (`?since=40&stream=s-1`: no event since, so
+ * none to replay), else a fresh start (the client refetches everything).
+ */
+export function helloFor(url) {
+  const query = new URL(String(url), 'http://localhost').searchParams;
+  const resumed = query.get('stream') === STREAM && query.get('since') === String(OFFSET);
+  return { type: 'server.hello', payload: { epoch: '1733043600', started_at: at(0), stream: STREAM, offset: OFFSET, resumed } };
+}
+
 /** Milliseconds between two frames of FRAMES (the REST refetch the hello asks for runs meanwhile). */
 export const FRAME_GAP_MS = 20;
 
-/** The REST body for a URL (absolute or a path) under `/api/v1`, or `undefined`. */
-export function restBody(url) {
+/** The REST body for a URL (absolute or a path) under `/api/v1`, or `undefined`; `rest`: REST or REST_ASKED. */
+export function restBody(url, rest = REST) {
   const { pathname } = new URL(String(url), 'http://localhost');
   const at = pathname.indexOf('/api/v1/');
-  return at < 0 ? undefined : REST[pathname.slice(at + '/api/v1'.length)];
+  return at < 0 ? undefined : rest[pathname.slice(at + '/api/v1'.length)];
+}
+
+/** A store (`ProjectionStore` of any entry) fed `rest` (REST or REST_ASKED) as the README's feed feeds it, at stream position `s-1` 40. */
+export function storeOf(ProjectionStore, rest) {
+  const store = new ProjectionStore();
+  store.applyTaskSnapshot(store.beginTaskFetch(), rest['/tasks'].tasks);
+  store.applySessionList('task-1', rest['/tasks/task-1/task-sessions'].sessions);
+  store.applyTurnList('sess-1', rest['/task-sessions/sess-1/turns'].turns);
+  store.applyMessagePage('sess-1', rest['/task-sessions/sess-1/messages'].messages);
+  store.applyStreamPosition({ stream: 's-1', offset: 40 });
+  return store;
 }

@@ -30,6 +30,8 @@ function twoSessions() {
   store.applySessionList(T, [session('sess-a', 'RUNNING', null, rev(1, 1)), session('sess-b', 'RUNNING', null, rev(1, 1), { is_primary: true })]);
   store.applyTurnList('sess-a', [turn('turn-sess-a', 'sess-a')]);
   store.applyTurnList('sess-b', [turn('turn-sess-b', 'sess-b')]);
+  store.applyMessagePage('sess-a', []);
+  store.applyMessagePage('sess-b', []);
   return store;
 }
 

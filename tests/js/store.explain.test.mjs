@@ -50,14 +50,14 @@ describe('explain(sessionId)', () => {
       Object.fromEntries(e.turns.map((t) => [t.id, t.standing])),
       { 'turn-life': 'lifecycle_skipped', 'turn-held': 'unpublished_reservation', 'turn-now': 'current', 'turn-old': 'outranked' },
     );
-    assert.deepEqual(e.clarification, { reason: 'active_bundle', pending_id: store.pendingClarification('s1').pending_id });
+    assert.deepEqual(e.clarification, { known: true, reason: 'active_bundle', pending_id: store.pendingClarification('s1').pending_id });
     assert.deepEqual(e.requests.map((r) => [r.id, r.standing]), [['q2', 'in_bundle'], ['q1', 'in_bundle'], ['q-old', 'not_current_turn']]);
     assert.deepEqual(
       e.requests.filter((r) => r.standing === 'in_bundle').map((r) => r.id).sort(),
       [...store.pendingClarification('s1').message_ids].sort(),
     );
     assert.deepEqual(e.projection, { known: true, action: 'clarification', revision: rev(5) });
-    assert.deepEqual(e.pending_action, { value: 'clarification', reason: 'authoritative_projection' });
+    assert.deepEqual(e.pending_action, { value: 'clarification', known: true, reason: 'authoritative_projection' });
     assert.equal(e.state, 'WAITING_FOR_INPUT');
     assert.equal(e.task_id, T);
     assert.deepEqual(e.rejected, []);
@@ -92,8 +92,16 @@ describe('explain(sessionId)', () => {
     const store = loaded();
     const unknown = store.explain('nobody');
     assert.equal(unknown.known, false);
-    assert.equal(unknown.current_turn.reason, 'session_unknown');
+    assert.equal(unknown.current_turn.reason, 'awaiting_turn_list');
     assert.equal(unknown.turn_count, null);
+    // Every answer unknown, each input it awaits named (SPEC §11), and the queries agree.
+    assert.deepEqual(unknown.missing, ['awaiting_session_list', 'awaiting_turn_list', 'awaiting_message_page']);
+    assert.deepEqual(unknown.pending_action, { value: null, known: false, reason: 'awaiting_session_list' });
+    assert.equal(store.sessionPendingAction('nobody'), undefined);
+    assert.deepEqual(unknown.permission, { pending: null, known: false, reason: 'awaiting_turn_list' });
+    assert.equal(store.hasPendingPermission('nobody'), undefined);
+    assert.deepEqual(store.explainOwner('no-task').missing, ['awaiting_task', 'awaiting_session_list']);
+    assert.equal(store.pendingOwner('no-task'), undefined);
     store.applySessionEvent({ session_id: 's1', task_id: T, state: 'COMPLETED', updated_at: at(30) });
     const done = store.explain('s1');
     assert.deepEqual(done.current_turn, { id: null, known: true, reason: 'session_not_input_capable' });
@@ -120,8 +128,8 @@ describe('explainOwner(taskId)', () => {
     store.applyStatusSummaryEvent({ task_id: T, status_summary: { revision: 6, pending_action: null } });
     const e = store.explainOwner(T, 's2');
     assert.equal(e.owner.session_id, store.pendingOwner(T, 's2'));
-    assert.deepEqual(e.owner, { session_id: 's1', reason: 'pending_owner' });
-    assert.deepEqual(e.pending_action, { value: 'clarification', reason: 'status_summary_action' });
+    assert.deepEqual(e.owner, { session_id: 's1', known: true, reason: 'pending_owner' });
+    assert.deepEqual(e.pending_action, { value: 'clarification', known: true, reason: 'status_summary_action' });
     assert.equal(e.summary_revision, 7);
     assert.deepEqual(e.preferred, { session_id: 's2', eligible: true });
     assert.deepEqual(e.sessions.map((s) => [s.id, s.state, s.is_primary, s.pending_action]), [

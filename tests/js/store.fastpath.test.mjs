@@ -196,6 +196,7 @@ test('non-ASCII ids, turns and timestamps: both paths agree', () => {
   for (const store of [fast, slow]) {
     store.applySessionList('task-ü', [{ id: 'sé', task_id: 'task-ü', state: 'RUNNING' }]);
     store.applyTurnList('sé', [{ id: 'tü', started_at: '2026-11-29T12:00:00Z' }]);
+    store.applyMessagePage('sé', []);
   }
   odd.forEach((id, i) => {
     const p = {
@@ -222,9 +223,12 @@ test('queries by handle answer as queries by id, with the same object while unch
   // Asked before the session is known to the boundary (by id), then after (by handle): one
   // cache, so the same object comes back while the answer is the same.
   const before = store.pendingClarification('s1');
-  assert.equal(before, null);
+  assert.equal(before, undefined, 'not known yet');
   store.applySessionList('task-1', [{ id: 's1', task_id: 'task-1', state: 'RUNNING' }]);
   store.applyTurnList('s1', [{ id: 't1', started_at: '2026-11-29T12:00:00Z' }]);
+  assert.equal(store.pendingClarification('s1'), undefined, 'by handle: the page has not arrived');
+  store.applyMessagePage('s1', []);
+  assert.equal(store.pendingClarification('s1'), null, 'known now');
   const ask = (i) => store.applyMessageEvent('added', {
     message_id: `q${i}`, session_id: 's1', task_id: 'task-1', turn_id: 't1', type: 'clarification_request',
     metadata: { pending_id: 'p1', status: 'pending', question_total: 2 }, created_at: `2026-11-29T12:00:0${i}Z`,

@@ -1,27 +1,45 @@
-// The packed tarball in a stock Next.js App Router app (tests/packaging/next-app: strict
-// TypeScript, no wasm configuration), built with webpack and with Turbopack, served by
-// `next start`: a server component and a route handler on the Node.js runtime, an edge route,
-// and client components (static import, and the loader in an engine without WebAssembly / with
+// The packed tarball in a stock Next.js App Router app (tests/packaging/next-app: the
+// next.config.ts `create-next-app` generates, `cacheComponents` on, strict TypeScript, no wasm
+// configuration), built with webpack and with Turbopack, served by `next start`: a server
+// component and a route handler on the Node.js runtime, the edge runtime (middleware.ts), and
+// client components (static import, and the loader in an engine without WebAssembly / with
 // WebAssembly 1.0 only) in headless Chromium, and the package README's React example (its tsx
-// blocks, written into app/readme/ by prepare.mjs) against a mocked REST + WebSocket server. Then
-// `tsc --noEmit` of the app, the README's example included.
+// blocks, written into app/readme/ by prepare.mjs) against a mocked REST + WebSocket server, and
+// with REST only (no WebSocket server at all), and its server-rendered page (the store built by a
+// server component from the REST API below and handed over with dehydrate()). Then `tsc
+// --noEmit` of the app, the README's example included.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FRAMES, FRAME_GAP_MS, restBody } from '../js/readme-backend.mjs';
-import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, exec, freePort, here, launchBrowser, scenario, serve } from './harness.mjs';
+import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, restBody } from '../js/readme-backend.mjs';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, env, exec, freePort, here, launchBrowser, scenario, serve } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
 const next = path.join(app, 'node_modules', '.bin', 'next');
 const { EXPECTED } = scenario;
 
 let browser;
+// The REST API the README's server component reads (TASKS_API in the Next server's environment):
+// REST_ASKED, the state in which the agent waits for the two-question bundle. `apiRequests`: the
+// paths it was asked for.
+let api;
+const apiRequests = [];
 before(async () => {
   browser = await launchBrowser();
+  api = http.createServer((req, res) => {
+    apiRequests.push(new URL(req.url, 'http://localhost').pathname);
+    const body = restBody(req.url, REST_ASKED);
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body ?? { error: { code: 'not_found' } }));
+  });
+  await new Promise((resolve) => api.listen(0, 'localhost', resolve));
+  env.TASKS_API = `http://localhost:${api.address().port}/api/v1`;
 });
 after(async () => {
   await browser?.close();
+  await new Promise((resolve) => (api ? api.close(resolve) : resolve()));
 });
 
 // `next dev`: React's development build, where StrictMode (on by default in the App Router)
@@ -46,6 +64,20 @@ describe('Next.js dev server (StrictMode double mount)', () => {
 
   test('client component under StrictMode: one store, the answer, no errors', async () => {
     await checkDemoPage(browser, `${server.url}/client`, { screenshot: 'next-dev-strict-client.png', backend: 'wasm (static import)', strictMode: true });
+  });
+
+  test('the README\'s server-rendered page under StrictMode: no hydration warning, no REST from the browser', async () => {
+    const run = await openReadmePage(browser, `${server.url}/readme/tasks/ssr/task-1`, { rest: REST_ASKED, socket: 'resume' });
+    try {
+      assert.deepEqual(await run.waitForQuestion(), { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+      await run.page.getByText('Live updates are on.').waitFor({ timeout: 30_000 });
+      await new Promise((r) => setTimeout(r, 500));
+      assert.ok(run.hellos().length >= 1 && run.hellos().every((h) => h.payload.resumed), 'every connection resumed the stream');
+      assert.deepEqual(run.requested, [], 'no REST request from the browser');
+      assert.deepEqual(run.errors, [], 'page errors (React\'s development warnings included)');
+    } finally {
+      await run.close();
+    }
   });
 });
 
@@ -88,7 +120,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       assert.deepEqual(body, { runtime: 'nodejs', ...EXPECTED });
     });
 
-    test('edge route answers from the package', async () => {
+    test('edge runtime (middleware.ts: cacheComponents refuses edge route handlers) answers from the package', async () => {
       const body = await (await fetch(`${server.url}/api/edge`)).json();
       assert.deepEqual(body, { runtime: 'edge', ...EXPECTED });
     });
@@ -105,50 +137,227 @@ for (const bundler of ['webpack', 'turbopack']) {
       await checkDemoPage(browser, `${server.url}/loader`, { initScript: NO_WEBASSEMBLY, screenshot: `next-${bundler}-loader-no-webassembly.png`, backend: 'js' });
     });
 
-    test('the README\'s React example renders the task\'s live question (REST and WebSocket mocked in the browser)', async () => {
+    test('the README\'s React example: REST on mount, then the WebSocket adds the live question (REST and WebSocket mocked in the browser)', async () => {
       // app/readme/tasks/[taskId]/page.tsx and the files it imports: the README's tsx blocks as written.
       const url = `${server.url}/readme/tasks/task-1`;
       const html = await (await fetch(url)).text();
-      assert.match(html, /Loading tasks…/, 'server-rendered: the provider\'s fallback');
-      const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
-      const page = await context.newPage();
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      page.on('console', (m) => {
-        if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) errors.push(m.text());
-      });
-      // The reference server the example talks to (tests/js/readme-backend.mjs): REST under
-      // /api/v1, and a WebSocket that sends server.hello, then the agent's two questions.
-      const requested = [];
-      await page.route('**/api/v1/**', (route) => {
-        const body = restBody(route.request().url());
-        requested.push(new URL(route.request().url()).pathname);
-        return body === undefined ? route.fulfill({ status: 404, json: { error: { code: 'not_found' } } }) : route.fulfill({ json: body });
-      });
-      let sockets = 0;
-      await page.routeWebSocket('**/api/v1/ws', (ws) => {
-        sockets += 1;
-        FRAMES.forEach((frame, i) => setTimeout(() => ws.send(JSON.stringify(frame)), i * FRAME_GAP_MS));
-      });
+      assert.match(html, /Loading tasks…/, 'server-rendered: the fallback');
+      assert.ok(!html.includes('Nothing needs you.'), 'the server-rendered HTML never says "Nothing needs you."');
+      const run = await openReadmePage(browser, url, { rest: REST, socket: 'frames' });
       try {
-        await page.goto(url);
-        const status = page.getByRole('status');
-        await status.waitFor({ timeout: 30_000 }).catch(async (e) => {
-          const shown = await page.locator('body').innerText().catch(() => '?');
-          assert.fail(`the example never showed the question (${e.message.split('\n')[0]}); the page shows "${shown.trim()}"; errors: ${errors.join(' | ') || 'none'}`);
-        });
-        assert.equal((await status.innerText()).trim(), 'The agent asks you 2 questions in sess-1.');
-        assert.equal(sockets, 1, 'one WebSocket');
-        for (const p of ['/api/v1/tasks', '/api/v1/tasks/task-1/task-sessions', '/api/v1/task-sessions/sess-1/turns', '/api/v1/task-sessions/sess-1/messages']) {
-          assert.ok(requested.includes(p), `refetched ${p} after server.hello: ${requested.join(', ')}`);
-        }
-        await page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme.png`), fullPage: true });
-        assert.deepEqual(errors, [], 'page errors');
+        // REST (before the agent asked: nothing needs the user), then the questions from the socket.
+        const shown = await run.waitForQuestion();
+        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+        assert.equal(run.sockets(), 1, 'one WebSocket');
+        await run.page.getByText('Live updates are on.').waitFor({ timeout: 10_000 });
+        // On mount, and again after the socket's server.hello (it did not resume the stream).
+        const twice = () => REST_PATHS.every((p) => run.requested.filter((r) => r === p).length >= 2);
+        await until(twice, 10_000).catch(() => assert.fail(`each of ${REST_PATHS.join(', ')} fetched on mount and after server.hello: ${run.requested.join(', ')}`));
+        await run.page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme.png`), fullPage: true });
+        assert.deepEqual(run.errors, [], 'page errors');
       } finally {
-        await context.close();
+        await run.close();
+      }
+    });
+
+    test('the README\'s React example with no WebSocket server: the question from REST, "offline", never "Nothing needs you."', async () => {
+      const url = `${server.url}/readme/tasks/task-1`;
+      // REST once the agent has asked; no WebSocket server at all: every connection is refused.
+      // (Not `next start` itself: it holds an unknown upgrade open without answering, so the
+      // socket would stay "connecting".)
+      const html = await (await fetch(url)).text();
+      assert.ok(!html.includes('Nothing needs you.'), 'the server-rendered HTML never says "Nothing needs you."');
+      const run = await openReadmePage(browser, url, { rest: REST_ASKED, socket: 'none' });
+      try {
+        const shown = await run.waitForQuestion();
+        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+        await run.page.getByText('Offline: showing what was loaded, retrying…').waitFor({ timeout: 15_000 });
+        assert.ok(run.socketAttempts() >= 1, 'the page tried to open its WebSocket');
+        assert.equal(run.framesReceived(), 0, 'no frame arrived');
+        for (const p of REST_PATHS) assert.ok(run.requested.includes(p), `fetched ${p} on mount: ${run.requested.join(', ')}`);
+        // Every text the page showed, from the first mutation of the document on.
+        const texts = await run.page.evaluate(() => window.__shownTexts);
+        assert.ok(texts.length >= 3, `watched ${texts.length} texts`);
+        const nothing = texts.filter((t) => t.includes('Nothing needs you.'));
+        assert.deepEqual(nothing, [], `the page said "Nothing needs you." on the way; it showed, in order:\n${texts.join('\n---\n')}`);
+        await run.page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme-no-socket.png`), fullPage: true });
+        // A WebSocket that cannot connect is reported by Chromium as a console error: expected here.
+        assert.deepEqual(run.errors.filter((e) => !/WebSocket connection to .* failed/.test(e)), [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    });
+
+    test('the README\'s server-rendered page: the question in the HTML, the same answers before and after the wasm, no REST from the browser (the stream resumed)', async () => {
+      // app/readme/tasks/ssr/[taskId]/page.tsx: a server component reads REST_ASKED from TASKS_API,
+      // renders, and hands dehydrate() to the client.
+      const url = `${server.url}/readme/tasks/ssr/task-1`;
+      apiRequests.length = 0;
+      const html = await (await fetch(url)).text();
+      assert.ok(html.includes('The agent asks you <!-- -->2<!-- --> questions in <!-- -->sess-1<!-- -->:') || html.includes('The agent asks you 2 questions in sess-1:'), 'the server HTML holds the answer');
+      for (const text of Object.values(QUESTION_TEXT)) assert.ok(html.includes(text), `the server HTML holds "${text}"`);
+      assert.ok(!html.includes('Nothing needs you.'));
+      assert.ok(!html.includes('Loading the task…') && !html.includes('Loading the question…'), 'no loading state: the answers are known');
+      assert.deepEqual(apiRequests.slice(0, 2), ['/api/v1/tasks', '/api/v1/tasks/task-1/task-sessions'], 'the task list first (its stream position), then the rest');
+      assert.deepEqual([...apiRequests].sort(), REST_PATHS.slice().sort(), 'the server component read the REST state');
+
+      // The browser: the .wasm held back until the page has been checked without it.
+      const run = await openReadmePage(browser, url, { rest: REST_ASKED, socket: 'resume', holdWasm: true });
+      try {
+        const expected = { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] };
+        assert.deepEqual(await run.waitForQuestion(), expected, 'before the wasm');
+        await until(() => run.wasmAsked(), 15_000).catch(() => assert.fail('the page never asked for the .wasm (open() did not run)'));
+        // Hydrated (the provider's effect asked for the wasm), still answering from the snapshot.
+        assert.deepEqual(await run.shown(), expected, 'hydrated, the wasm held');
+        await run.page.getByText('Connecting to live updates…').waitFor({ timeout: 1_000 });
+        assert.equal(run.socketAttempts(), 0, 'no socket before the store is open');
+        run.releaseWasm();
+        // The store is open (the feed connects only then) and the stream resumed from the snapshot's offset.
+        await run.page.getByText('Live updates are on.').waitFor({ timeout: 15_000 });
+        await until(() => run.hellos().length === 1, 10_000);
+        const [first] = run.socketUrls();
+        const query = new URL(first).searchParams;
+        assert.deepEqual([query.get('since'), query.get('stream')], [String(OFFSET), STREAM], `the first connection resumes the stream: ${first}`);
+        assert.equal(run.hellos()[0].payload.resumed, true);
+        await new Promise((r) => setTimeout(r, 500));
+        assert.deepEqual(await run.shown(), expected, 'after the wasm: the same answers, from the store');
+        assert.deepEqual(run.requested, [], 'no REST request from the browser');
+        const texts = await run.page.evaluate(() => window.__shownTexts);
+        const from = texts.findIndex((t) => t.includes(QUESTION_TEXT['q-1']));
+        const after = texts.slice(from).filter((t) => !t.includes(QUESTION_TEXT['q-1']) || !t.includes(QUESTION_TEXT['q-2']));
+        assert.deepEqual(after, [], `once shown, the question stayed; the page showed, in order:\n${texts.join('\n---\n')}`);
+        assert.ok(!texts.some((t) => t.includes('Nothing needs you.')));
+        await run.page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme-ssr.png`), fullPage: true });
+        assert.deepEqual(run.errors, [], 'page errors (hydration warnings included)');
+      } finally {
+        await run.close();
       }
     });
   });
+}
+
+/** What the README's feed fetches for task-1 (one session, sess-1). */
+const REST_PATHS = ['/api/v1/tasks', '/api/v1/tasks/task-1/task-sessions', '/api/v1/task-sessions/sess-1/turns', '/api/v1/task-sessions/sess-1/messages'];
+
+/** Resolves once `check()` is true; rejects after `ms`. */
+async function until(check, ms) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Records the page's visible text (`document.body.innerText`) whenever it changes, from the
+ * first mutation of the document: `window.__shownTexts`, each distinct text in order. */
+const WATCH_TEXT = `(() => {
+  const shown = (window.__shownTexts = []);
+  const record = () => {
+    const text = document.body ? document.body.innerText.trim() : '';
+    if (text !== '' && shown[shown.length - 1] !== text) shown.push(text);
+  };
+  new MutationObserver(record).observe(document, { subtree: true, childList: true, characterData: true });
+  document.addEventListener('DOMContentLoaded', record);
+})();`;
+
+/** Sends the page's WebSockets to /api/v1/ws to `port`, where nothing listens: refused, as
+ * when there is no WebSocket server (Playwright routes cannot refuse a WebSocket). */
+const refuseWebSocket = (port) => `(() => {
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(url, protocols) {
+      super(String(url).includes('/api/v1/ws') ? 'ws://localhost:${port}/api/v1/ws' : url, protocols);
+    }
+  };
+})();`;
+
+/**
+ * Opens the README's page with REST mocked from `rest` (tests/js/readme-backend.mjs) and the
+ * WebSocket either mocked (`socket: 'frames'`: server.hello, then the agent's questions;
+ * `'resume'`: the hello of a server whose stream stands where REST_ASKED was read, resumed when
+ * the connection asks for it) or refused (`'none'`: no WebSocket server at all). `holdWasm`: the
+ * .wasm's response waits for `releaseWasm()`.
+ */
+async function openReadmePage(browser, url, { rest, socket, holdWasm = false }) {
+  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) errors.push(m.text());
+  });
+  const requested = [];
+  await page.route('**/api/v1/**', (route) => {
+    const body = restBody(route.request().url(), rest);
+    requested.push(new URL(route.request().url()).pathname);
+    return body === undefined ? route.fulfill({ status: 404, json: { error: { code: 'not_found' } } }) : route.fulfill({ json: body });
+  });
+  let sockets = 0;
+  const socketUrls = [];
+  const hellos = [];
+  if (socket === 'none') await page.addInitScript(refuseWebSocket(await freePort()));
+  // By path: a connection that resumes has a query (`?since=&stream=`).
+  const isSocket = (u) => u.pathname.endsWith('/api/v1/ws');
+  if (socket === 'frames') {
+    await page.routeWebSocket(isSocket, (ws) => {
+      sockets += 1;
+      FRAMES.forEach((frame, i) => setTimeout(() => ws.send(JSON.stringify(frame)), i * FRAME_GAP_MS));
+    });
+  }
+  if (socket === 'resume') {
+    await page.routeWebSocket(isSocket, (ws) => {
+      sockets += 1;
+      socketUrls.push(ws.url());
+      const hello = helloFor(ws.url());
+      hellos.push(hello);
+      ws.send(JSON.stringify(hello));
+    });
+  }
+  let wasmAsked = false;
+  let releaseWasm = () => {};
+  if (holdWasm) {
+    const released = new Promise((resolve) => (releaseWasm = resolve));
+    await page.route('**/*.wasm', async (route) => {
+      wasmAsked = true;
+      await released;
+      await route.continue().catch(() => {});
+    });
+  }
+  let attempts = 0;
+  let frames = 0;
+  page.on('websocket', (ws) => {
+    if (!ws.url().includes('/api/v1/ws')) return;
+    attempts += 1;
+    ws.on('framereceived', () => (frames += 1));
+  });
+  await page.addInitScript(WATCH_TEXT);
+  await page.goto(url);
+  /** The question's heading and texts as shown (role="status"). */
+  const shown = async () => {
+    const status = page.getByRole('status');
+    return { heading: (await status.locator('p').innerText()).trim(), questions: (await status.locator('li').allInnerTexts()).map((t) => t.trim()) };
+  };
+  return {
+    page, errors, requested, shown,
+    sockets: () => sockets,
+    socketUrls: () => socketUrls,
+    hellos: () => hellos,
+    wasmAsked: () => wasmAsked,
+    releaseWasm: () => releaseWasm(),
+    socketAttempts: () => attempts,
+    framesReceived: () => frames,
+    /** Waits for the question (role="status"); returns its heading and the questions' texts. */
+    async waitForQuestion() {
+      const status = page.getByRole('status');
+      await status.waitFor({ timeout: 30_000 }).catch(async (e) => {
+        const shown = await page.locator('body').innerText().catch(() => '?');
+        assert.fail(`the example never showed the question (${e.message.split('\n')[0]}); the page shows "${shown.trim()}"; errors: ${errors.join(' | ') || 'none'}`);
+      });
+      // The rows' text arrives with the ids (the app's map is filled first): no placeholder.
+      return shown();
+    },
+    close: () => context.close(),
+  };
 }
 
 test('tsc --noEmit: the Next.js app (strict) type-checks against the package declarations', async () => {

@@ -121,25 +121,26 @@ store.applyTaskSnapshot(token, tasks);
 
 // --- queries -------------------------------------------------------------------------------------------
 const action = store.sessionPendingAction('sess-1');
-exact<PendingAction | null, typeof action>(true);
+exact<PendingAction | null | undefined, typeof action>(true);
 const current = store.currentTurnId('sess-1');
 exact<string | null | undefined, typeof current>(true);
 const bundle = store.pendingClarification('sess-1');
-exact<PendingClarification | null, typeof bundle>(true);
+exact<PendingClarification | null | undefined, typeof bundle>(true);
 if (bundle) {
   exact<string | null, typeof bundle.pending_id>(true);
   exact<string[], typeof bundle.message_ids>(true);
 }
 const hidden = store.hiddenMessageIds('sess-1');
-exact<readonly string[], typeof hidden>(true);
-const visible = messages.filter((m) => !hidden.includes(m.id));
+exact<readonly string[] | undefined, typeof hidden>(true);
+// undefined: not known yet (SPEC §11)
+const visible = messages.filter((m) => !(hidden ?? []).includes(m.id));
 exact<AppMessage[], typeof visible>(true);
-exact<boolean, ReturnType<typeof store.hasPendingPermission>>(true);
-exact<PendingAction | null, ReturnType<typeof store.taskPendingAction>>(true);
+exact<boolean | undefined, ReturnType<typeof store.hasPendingPermission>>(true);
+exact<PendingAction | null | undefined, ReturnType<typeof store.taskPendingAction>>(true);
 const held = store.taskStatusSummary('task-1');
-exact<WireStatusSummary | null, typeof held>(true);
+exact<WireStatusSummary | null | undefined, typeof held>(true);
 const owner = store.pendingOwner('task-1');
-exact<string, typeof owner>(true);
+exact<string | undefined, typeof owner>(true);
 store.pendingOwner('task-1', 'sess-1');
 store.pendingOwner('task-1', null);
 exact<Reason, ReturnType<typeof store.lastReason>>(true);
@@ -227,10 +228,19 @@ try {
   store.applyMessageEvent('added', added);
 } catch (e) {
   const error = e as TaskProjectionError;
-  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized' | 'recording_unavailable', typeof error.code>(true);
+  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized' | 'recording_unavailable' | 'unsupported_version', typeof error.code>(true);
   exact<unknown, typeof error.cause>(true);
   exact<string, typeof error.field>(true);
 }
+// Snapshots (SPEC §12)
+const snapshot = store.dehydrate({ tasks: ['task-1'] });
+exact<1, typeof snapshot.version>(true);
+exact<PendingAction | null | undefined, NonNullable<typeof snapshot.answers.sessions[string]>['sessionPendingAction']>(true);
+const copy: ProjectionStore = ProjectionStore.hydrate(JSON.stringify(snapshot), { restored: true });
+exact<boolean, ReturnType<typeof copy.restored>>(true);
+exact<{ stream: string; offset: number } | null, ReturnType<typeof copy.streamPosition>>(true);
+copy.applyStreamPosition({ stream: 'st-1', offset: 4 });
+copy.free();
 store.dispose();
 store.free();
 

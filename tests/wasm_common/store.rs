@@ -50,13 +50,15 @@ fn call(
         "currentTurnId" => store.current_turn_id(),
         "pendingClarification" => store.pending_clarification(),
         "hiddenMessageIds" => store.hidden_message_ids(),
-        "hasPendingPermission" => store.has_pending_permission().map(JsValue::from_bool),
+        "hasPendingPermission" => store.has_pending_permission(),
         "taskPendingAction" => store.task_pending_action(),
         "taskStatusSummary" => {
             let summary = store.task_status_summary()?;
             // The caller's own object, not a copy.
             assert!(
-                summary.is_null() || kept.iter().any(|k| Object::is(k, &summary)),
+                summary.is_null()
+                    || summary.is_undefined()
+                    || kept.iter().any(|k| Object::is(k, &summary)),
                 "taskStatusSummary is not an object the store was handed: {:?}",
                 from_js(&summary)
             );

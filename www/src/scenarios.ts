@@ -153,7 +153,7 @@ export function paintSimulator(app: App): void {
         return taskId !== null;
       case 'approve':
       case 'deny':
-        return permission;
+        return permission === true;
       default:
         return sessionId !== null;
     }

@@ -12,7 +12,7 @@ import {
   ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, sessionLabel, stateWords, turnNumbers, userText,
 } from './words';
 
-function badge(action: PendingAction | null, testid: string): HTMLElement | null {
+function badge(action: PendingAction | null | undefined, testid: string): HTMLElement | null {
   if (!action) return null;
   return h('span', { class: `badge ${action}`, 'data-testid': testid, title: ACTION_TITLE[action] }, ACTION_LABEL[action]);
 }

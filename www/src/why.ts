@@ -13,7 +13,10 @@ export const TURN_WHY: Partial<Record<Reason, string>> = {
   session_not_input_capable: 'the session is neither working nor waiting for you, so none of its turns takes an answer',
   no_eligible_turn: 'no turn counts yet',
   turn_history_not_loaded: 'its turns have not loaded yet',
-  session_unknown: 'the page knows nothing of this session yet',
+  awaiting_session_list: 'the session list has not loaded yet',
+  awaiting_turn_list: 'its turns have not loaded yet',
+  awaiting_message_page: 'its messages have not loaded yet',
+  task_removed: 'the task was deleted',
 };
 
 export const TURN_STANDING: Record<TurnStanding, string> = {
@@ -31,7 +34,9 @@ export const QUESTION_WHY: Partial<Record<Reason, string>> = {
   projection_not_clarification: 'the server says the session waits for no answer now',
   no_current_turn: 'no turn is current, so no question is shown',
   authority_unknown: 'which turn is current is not known yet, so no question is shown',
-  session_unknown: 'the page knows nothing of this session yet',
+  awaiting_turn_list: 'its turns have not loaded yet, so no question is shown',
+  awaiting_message_page: 'its messages have not loaded yet, so no question is shown',
+  task_removed: 'the task was deleted',
 };
 
 export const REQUEST_STANDING: Record<RequestStanding, string> = {
@@ -74,7 +79,9 @@ export const OWNER_WHY: Partial<Record<Reason, string>> = {
   first_listed_session: 'it is the newest session',
   preferred_not_listed: 'the one you opened last is not in the task’s list yet',
   no_session: 'the task has no session yet',
-  task_unknown: 'the page does not know this task yet',
+  awaiting_task: 'the page does not know this task yet',
+  awaiting_session_list: 'the task’s sessions have not loaded yet',
+  task_removed: 'the task was deleted',
 };
 
 export const words = (table: Partial<Record<Reason, string>>, reason: Reason) => table[reason] ?? reason.replaceAll('_', ' ');

@@ -24,7 +24,7 @@ const STATE_WORDS: Record<string, string> = {
 };
 
 /** A session state in words; `action` (the store's answer for the session) names what it waits for. */
-export function stateWords(state: unknown, action: PendingAction | null): string {
+export function stateWords(state: unknown, action: PendingAction | null | undefined): string {
   if (typeof state !== 'string' || !state) return '';
   if (state === 'WAITING_FOR_INPUT' && action === 'permission') return 'Waiting for your permission';
   return STATE_WORDS[state] ?? 'Unknown state';

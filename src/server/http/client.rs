@@ -297,8 +297,13 @@ fn field<'v>(value: &'v Value, key: &str) -> &'v Value {
     value.get(key).unwrap_or(&NULL)
 }
 
-fn action_value(action: Option<PendingAction>) -> Value {
-    action.map_or(Value::Null, |a| Value::from(a.as_str()))
+/// A pending-action answer as JSON: `"unknown"` while the store does not know it (SPEC §11),
+/// never equal to a REST value.
+fn action_value(action: Option<Option<PendingAction>>) -> Value {
+    match action {
+        None => Value::from("unknown"),
+        Some(action) => action.map_or(Value::Null, |a| Value::from(a.as_str())),
+    }
 }
 
 fn wire_err(error: crate::WireError) -> ClientError {
@@ -400,7 +405,7 @@ impl Mirror {
                     object.insert("state".into(), Value::from(state));
                 }
                 if let Some((Some(action), revision)) = self.store.session_projection(id) {
-                    object.insert("pending_action".into(), action_value(action));
+                    object.insert("pending_action".into(), action_value(Some(action)));
                     if let Some(r) = revision {
                         object.insert(
                             "pending_action_revision".into(),
@@ -490,8 +495,15 @@ impl Mirror {
                     &Json::new(&Value::Array(list)),
                 )
                 .map_err(wire_err)?;
-                // A new session has no turns yet.
+                // A new session has no turns and no messages yet: what a first load would read
+                // (its rows are known from here on, SPEC §11).
                 store_api::apply_turn_list(
+                    &mut self.store,
+                    &Json::new(&Value::from(id)),
+                    &Json::new(&json!([])),
+                )
+                .map_err(wire_err)?;
+                store_api::apply_message_page(
                     &mut self.store,
                     &Json::new(&Value::from(id)),
                     &Json::new(&json!([])),
@@ -552,11 +564,14 @@ impl Mirror {
                     CurrentTurn::Unknown => Value::from("unknown"),
                 };
                 let (bundle, _) = self.store.pending_clarification(id);
-                let bundle = bundle.map_or(
-                    Value::Null,
-                    |b| json!({ "pending_id": b.pending_id, "message_ids": b.message_ids }),
-                );
+                let bundle = bundle.map_or(Value::from("unknown"), |b| {
+                    b.map_or(
+                        Value::Null,
+                        |b| json!({ "pending_id": b.pending_id, "message_ids": b.message_ids }),
+                    )
+                });
                 let (permission, _) = self.store.has_pending_permission(id);
+                let permission = permission.map_or(Value::from("unknown"), Value::from);
                 sessions.insert(
                     id.clone(),
                     json!({
@@ -572,8 +587,8 @@ impl Mirror {
                 task_id.clone(),
                 json!({
                     "pending_action": action_value(action),
-                    "summary_revision": summary.and_then(|s| s.get("revision")).cloned(),
-                    "pending_owner": owner,
+                    "summary_revision": summary.flatten().and_then(|s| s.get("revision")).cloned(),
+                    "pending_owner": owner.map_or(Value::from("unknown"), |o| json!(o)),
                     "sessions": sessions,
                 }),
             );

@@ -103,8 +103,12 @@ fn newest_task_first(a: &TaskRow, b: &TaskRow) -> Ordering {
         .then_with(|| a.id.cmp(&b.id))
 }
 
-/// `GET /api/v1/tasks`: unarchived tasks, newest first. A projection failure is a 500.
+/// `GET /api/v1/tasks`: unarchived tasks, newest first, with where in the event stream the read
+/// stands (`stream`, `offset`: the last event delivered before it; every event up to it is
+/// committed, so the tasks read after it reflect them, and a client resumes after it). A
+/// projection failure is a 500.
 async fn list_tasks(State(app): State<Arc<App>>) -> ApiResult {
+    let (stream, offset) = (app.hub.stream().to_owned(), app.hub.latest());
     let core = app.core().await;
     let mut rows = app.storage.unarchived_tasks().await?;
     rows.sort_by(newest_task_first);
@@ -116,7 +120,7 @@ async fn list_tasks(State(app): State<Arc<App>>) -> ApiResult {
                 .map_err(ApiError::projection)?,
         );
     }
-    Ok(ok(json!({ "tasks": tasks })))
+    Ok(ok(json!({ "tasks": tasks, "stream": stream, "offset": offset })))
 }
 
 /// `GET /api/v1/tasks/:task_id/task-sessions`: newest first with the authoritative projection;

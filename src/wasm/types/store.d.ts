@@ -57,25 +57,31 @@ export interface SessionExplanation {
   session_id: string;
   /** The store holds anything about the session. */
   known: boolean;
+  /** The session belongs to a removed task: its answers are known and clean. */
+  removed: boolean;
+  /** The inputs its answers still await (SPEC §11), in the order an app loads them. */
+  missing: ("awaiting_session_list" | "awaiting_turn_list" | "awaiting_message_page")[];
   task_id: string | null;
   /** Present in its task's loaded session list. */
   listed: boolean;
   /** The state held (`"OTHER"` for a state this version does not know). */
   state: SessionState | "OTHER" | null;
-  /** `currentTurnId`'s answer: `known: false` while the turn history is not loaded. */
+  /** `currentTurnId`'s answer: `known: false` while its turns and messages are not loaded. */
   current_turn: { id: string | null; known: boolean; reason: Reason };
   /** How many turns are held (`null`: the history is not loaded). */
   turn_count: number | null;
   /** Up to 20 turns: the current one first, then the others last held first. */
   turns: { id: string; open: boolean; standing: TurnStanding }[];
-  pending_action: { value: PendingAction | null; reason: Reason };
+  /** `sessionPendingAction`'s answer (`known: false`: `undefined`, `value` null). */
+  pending_action: { value: PendingAction | null; known: boolean; reason: Reason };
   /** The authoritative projection held (`known: false`: none received). */
   projection: { known: boolean; action: PendingAction | null; revision: ExplainedRevision | null };
-  /** `pendingClarification`'s reason and its bundle's pending id. */
-  clarification: { reason: Reason; pending_id: string | null };
+  /** `pendingClarification`'s reason, whether it is known, and its bundle's pending id. */
+  clarification: { known: boolean; reason: Reason; pending_id: string | null };
   /** The 20 newest pending clarification requests held, newest first. */
   requests: { id: string; turn_id: string | null; pending_id: string | null; standing: RequestStanding }[];
-  permission: { pending: boolean; reason: Reason };
+  /** `hasPendingPermission`'s answer (`pending: null` while unknown). */
+  permission: { pending: boolean | null; known: boolean; reason: Reason };
   /** Recent inputs about the session the store rejected (of the store's last 64), newest first. */
   rejected: RejectedInput[];
 }
@@ -83,10 +89,16 @@ export interface SessionExplanation {
 /** `store.explainOwner(taskId, preferredSessionId?)`. */
 export interface OwnerExplanation {
   task_id: string;
+  /** The store holds anything about the task. */
   known: boolean;
-  /** `pendingOwner`'s answer (`null`: task-only navigation) and why. */
-  owner: { session_id: string | null; reason: Reason };
-  pending_action: { value: PendingAction | null; reason: Reason };
+  /** The task was removed: its answers are known and clean. */
+  removed: boolean;
+  /** The inputs its answers still await (SPEC §11). */
+  missing: ("awaiting_task" | "awaiting_session_list")[];
+  /** `pendingOwner`'s answer (`session_id: null`: task-only navigation, or not known yet) and why. */
+  owner: { session_id: string | null; known: boolean; reason: Reason };
+  /** `taskPendingAction`'s answer. */
+  pending_action: { value: PendingAction | null; known: boolean; reason: Reason };
   summary_revision: number | string | null;
   /** The preferred session asked about; `eligible: false` when it belongs to another task. */
   preferred: { session_id: string; eligible: boolean } | null;
@@ -173,8 +185,15 @@ export type Reason =
   // ---- a session's pending action and current turn (SPEC §2, §4) -------------------------------------
   /** The session's revisioned `pending_action` projection decides (SPEC §4). */
   | "authoritative_projection"
-  /** No such session is held. */
-  | "session_unknown"
+  // ---- not known yet (SPEC §11): the answer is `undefined`, and this is the input it awaits ------
+  /** The session's listing (a REST session list) or an event carrying its projection (for a task's owner: the task's session list). */
+  | "awaiting_session_list"
+  /** The session's turn list. */
+  | "awaiting_turn_list"
+  /** A page of the session's messages. */
+  | "awaiting_message_page"
+  /** The task: a task snapshot, `task.updated`, a status-summary event or its session list. */
+  | "awaiting_task"
   /** The session's turns are not loaded: the current turn is unknown. */
   | "turn_history_not_loaded"
   /** The session's state cannot take input (quarantined): no current turn, nothing pending. */
@@ -211,8 +230,6 @@ export type Reason =
   /** No permission request is pending. */
   | "no_pending_permission"
   // ---- tasks (SPEC §4, §7) ------------------------------------------------------------------------------
-  /** No such task is held. */
-  | "task_unknown"
   /** The task's status summary decides its pending action. */
   | "status_summary_action"
   /** No summary: the legacy `task_pending_action` field decides. */
@@ -321,6 +338,47 @@ export interface WireTaskInput extends WireTask {
  * socket.onmessage = (ev) => store.applyMessageEvent("added", ev.payload);
  * store.pendingClarification(sessionId); // { pending_id, message_ids } | null
  */
+/** A store's snapshot (`dehydrate()`; SPEC §12, docs/snapshot-format.md): plain JSON-safe data. */
+export interface StoreSnapshot {
+  format: "task-projection/snapshot";
+  version: 1;
+  /** The server epoch of the last `server.hello` (`null`: none). */
+  epoch: string | null;
+  /** Where the state stands in the server's event stream (`null`: unknown). */
+  stream: string | null;
+  offset: number | null;
+  /** The state itself: opaque, read back by `ProjectionStore.hydrate`. */
+  tasks: unknown[];
+  sessions: unknown[];
+  removed: { tasks: string[]; sessions: string[] };
+  rejected: unknown[];
+  /**
+   * The store's answers when it was dehydrated, each key named after its query and absent while
+   * that answer was unknown: `answers.sessions[id]?.[query]` is what `store[query](id)` answered
+   * (`pendingOwner` without a preferred session). For a page that renders before the wasm is ready.
+   */
+  answers: {
+    tasks: Record<string, {
+      taskPendingAction?: PendingAction | null;
+      taskStatusSummary?: WireStatusSummary | null;
+      pendingOwner?: string;
+    }>;
+    sessions: Record<string, {
+      sessionPendingAction?: PendingAction | null;
+      currentTurnId?: string | null;
+      pendingClarification?: PendingClarification | null;
+      hiddenMessageIds?: string[];
+      hasPendingPermission?: boolean;
+    }>;
+  };
+}
+
+/** A place in the server's event stream. */
+export interface StreamPosition {
+  stream: string;
+  offset: number;
+}
+
 export class ProjectionStore {
   constructor(options?: Record<string, never>);
   /**
@@ -353,15 +411,25 @@ export class ProjectionStore {
   /** REST: the tasks of the snapshot requested with `token`. */
   applyTaskSnapshot(token: number, tasks: readonly WireTaskInput[]): void;
 
-  sessionPendingAction(sessionId: string): PendingAction | null;
+  // Every query answers `undefined` until the inputs its rule reads have arrived (SPEC §11;
+  // `lastReason()` names the input awaited), and `null` / `false` / `""` only when known.
+
+  /** What the session waits for: known once it was listed or an event carried its projection. */
+  sessionPendingAction(sessionId: string): PendingAction | null | undefined;
+  /** The current turn (`null`: none); known once its turns and a message page arrived. */
   currentTurnId(sessionId: string): string | null | undefined;
-  pendingClarification(sessionId: string): PendingClarification | null;
-  hiddenMessageIds(sessionId: string): readonly string[];
-  hasPendingPermission(sessionId: string): boolean;
-  taskPendingAction(taskId: string): PendingAction | null;
-  taskStatusSummary(taskId: string): WireStatusSummary | null;
-  /** The session to open for the task, or `""` for task-only navigation. */
-  pendingOwner(taskId: string, preferredSessionId?: string | null): string;
+  /** The live question bundle (`null`: none); known once its turns and a message page arrived. */
+  pendingClarification(sessionId: string): PendingClarification | null | undefined;
+  /** The rows the question overlay shows; known with `pendingClarification`. */
+  hiddenMessageIds(sessionId: string): readonly string[] | undefined;
+  /** Whether the session waits for a permission; known once its turns and a message page arrived. */
+  hasPendingPermission(sessionId: string): boolean | undefined;
+  /** The task's badge; known once a snapshot, `task.updated`, a summary event or its session list arrived. */
+  taskPendingAction(taskId: string): PendingAction | null | undefined;
+  /** The held summary (your object; `null`: none); known with `taskPendingAction`. */
+  taskStatusSummary(taskId: string): WireStatusSummary | null | undefined;
+  /** The session to open for the task, or `""` for task-only navigation; known once the task's session list arrived. */
+  pendingOwner(taskId: string, preferredSessionId?: string | null): string | undefined;
   /**
    * Why the store answers what it does about a session: its current turn and every turn's
    * standing, the clarification bundle and every pending request's standing, the projection and
@@ -406,6 +474,25 @@ export class ProjectionStore {
    * Drops all state and listeners and releases the wasm memory. Afterwards every method throws
    * `disposed`, except `settleSelection` (settles `inert`), `dispose` and `free` (no-ops).
    */
+  /**
+   * A snapshot of what the store holds for `tasks` (with their sessions) and `sessions`, or of
+   * everything: the rows the rules read, revisions, tombstones, removals, the stream's epoch and
+   * position, and its answers. JSON-safe; a held summary is a copy of your object.
+   */
+  dehydrate(options?: { tasks?: readonly string[]; sessions?: readonly string[] }): StoreSnapshot;
+  /**
+   * A store built from a snapshot (or its JSON text): every answer, `explain()` and `digest()`
+   * as the source's, and later inputs in any order end as if the source had taken them. A
+   * malformed snapshot throws a `TaskProjectionError` naming the field (`unsupported_version` for
+   * another format or version), and nothing is created. `{ restored: true }`: see `restored()`.
+   */
+  static hydrate(snapshot: StoreSnapshot | string, options?: { restored?: boolean }): ProjectionStore;
+  /** Hydrated with `{ restored: true }` (from storage) and not yet confirmed by a `server.hello` or a task snapshot. */
+  restored(): boolean;
+  /** Where the state held stands in the server's event stream, or `null`. */
+  streamPosition(): StreamPosition | null;
+  /** The REST state applied was read at this place of the stream (the reference server's `GET /tasks` says where). */
+  applyStreamPosition(position: StreamPosition): void;
   dispose(): void;
   /** A hash of the decision-relevant state (tests). */
   digest(): string;

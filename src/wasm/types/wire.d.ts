@@ -121,7 +121,9 @@ export type SelectionOutcome =
  */
 export type TaskProjectionErrorCode =
   | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch"
-  | "unreadable_value" | "disposed" | "not_initialized" | "recording_unavailable";
+  | "unreadable_value" | "disposed" | "not_initialized" | "recording_unavailable"
+  /** A snapshot of another format or version than this build reads (`ProjectionStore.hydrate`). */
+  | "unsupported_version";
 
 /** Thrown for malformed input; the engine's state is unchanged. */
 export interface TaskProjectionError extends Error {

@@ -117,11 +117,12 @@ export const SCRIPT: readonly Step[] = [
 
 /** What the page shows once every step has been applied. */
 export interface Answer {
-  pendingAction: string | null;
+  /** `undefined`: not known yet (the store's answer). */
+  pendingAction: string | null | undefined;
   pendingId: string | null;
   questions: string[];
-  owner: string;
-  taskPendingAction: string | null;
+  owner: string | undefined;
+  taskPendingAction: string | null | undefined;
 }
 
 export function answer(store: ProjectionStore): Answer {

@@ -1,0 +1,434 @@
+//! Decoding a store snapshot (SPEC §12, docs/snapshot-format.md): untrusted input like any
+//! other. The whole snapshot is decoded and checked before a store is built from it, so a bad
+//! one is a typed error naming its field, and nothing is applied. An unknown `format` or
+//! `version` is refused first (`unsupported_version`).
+
+use crate::error::WireError;
+use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
+use crate::rules::revision::PendingProjection;
+use crate::rules::time::Timestamp;
+use crate::store::explain::{Input, Rejection, Rev};
+use crate::store::snapshot::{
+    kind_of_code, status_of_code, turn_flags, SessionSnapshot, SnapshotInput, TaskSnapshot,
+    DISPATCH_ATTEMPTED, DISPATCH_PENDING, FORMAT, LIFECYCLE_ONLY, VERSION,
+};
+use crate::store::Reason;
+
+use super::decode::{self, array, object, optional_text, text};
+use super::{Kind, Path, Wire};
+
+/// How many elements any one list of a snapshot may hold (sessions, messages of a session, ...):
+/// the boundary's own bound on an array (`js/read.js` `MAX_ELEMENTS`).
+pub const MAX_ELEMENTS: usize = 1 << 24;
+
+fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
+    WireError::InvalidValue {
+        field: path.to_string(),
+        problem: problem.into(),
+    }
+}
+
+fn wrong<W: Wire>(value: &W, path: &Path<'_>, expected: &'static str) -> WireError {
+    WireError::InvalidType {
+        field: path.to_string(),
+        expected,
+        got: value.kind().name(),
+    }
+}
+
+/// An array's length, bounded.
+fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
+    let len = array(value, path)?;
+    if len > MAX_ELEMENTS {
+        return Err(invalid(path, format!("more than {MAX_ELEMENTS} elements")));
+    }
+    Ok(len)
+}
+
+/// Each element of a list through `f` (`dyn`: one copy of the loop for every element kind).
+#[inline(never)]
+fn each<W: Wire, T>(
+    value: &W,
+    path: &Path<'_>,
+    f: &dyn Fn(&W, &Path<'_>) -> Result<T, WireError>,
+) -> Result<Vec<T>, WireError> {
+    let len = list(value, path)?;
+    let mut out = Vec::with_capacity(len);
+    for i in 0..len {
+        out.push(f(&value.at(i), &path.index(i))?);
+    }
+    Ok(out)
+}
+
+/// `true` or `false` (a snapshot spells its flags exactly).
+fn exact_bool<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
+    value.boolean().ok_or_else(|| wrong(value, path, "a boolean"))
+}
+
+fn optional_timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Timestamp>, WireError> {
+    Ok(optional_text(value, path)?.map(|t| Timestamp::parse(t.as_ref())))
+}
+
+fn timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Timestamp, WireError> {
+    Ok(Timestamp::parse(text(value, path)?.as_ref()))
+}
+
+/// A sequence: a number, or (beyond 2^53 − 1) its decimal text.
+fn sequence<W: Wire>(value: &W, path: &Path<'_>) -> Result<u64, WireError> {
+    match value.string() {
+        Some(digits) => {
+            let digits = digits.as_ref();
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| digits.parse::<u64>().ok())
+                .flatten()
+        }
+        None => value.unsigned(),
+    }
+    .ok_or_else(|| invalid(path, "expected a non-negative integer"))
+}
+
+/// A revision `{epoch, sequence}`, or `None` for `null`.
+fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, WireError> {
+    if value.is_absent() {
+        return Ok(None);
+    }
+    object(value, path)?;
+    Ok(Some(Revision {
+        epoch: text(&value.get("epoch"), &path.key("epoch"))?.into(),
+        sequence: sequence(&value.get("sequence"), &path.key("sequence"))?,
+    }))
+}
+
+/// A revision in a row: items `at` (epoch, or `null`) and `at + 1` (sequence, or `null`).
+/// `Ok(None)` for `null, null`; `Err` unless both or neither are there. A summary's revision
+/// (a rejection's) has a `null` epoch: `(None, Some(n))` comes back as `Err` here, see
+/// [`rev`].
+fn row_revision<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<Revision>, WireError> {
+    let next = at.saturating_add(1);
+    let (epoch, seq) = (row.at(at), row.at(next));
+    if epoch.is_null() && seq.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(Revision {
+        epoch: text(&epoch, &path.index(at))?.into(),
+        sequence: sequence(&seq, &path.index(next))?,
+    }))
+}
+
+/// A rejection's revision: a pending revision, a summary's (`null` epoch), or none.
+fn rev<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<Rev>, WireError> {
+    let next = at.saturating_add(1);
+    if row.at(at).is_null() && !row.at(next).is_null() {
+        return Ok(Some(Rev::Summary(sequence(&row.at(next), &path.index(next))?)));
+    }
+    Ok(row_revision(row, path, at)?.map(Rev::Pending))
+}
+
+/// `"clarification"`, `"permission"` or `null` (present: a snapshot writes the key).
+fn action<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<PendingAction>, WireError> {
+    if value.is_undefined() {
+        return Err(wrong(value, path, "\"clarification\", \"permission\" or null"));
+    }
+    Ok(decode::pending_action(value, path)?.flatten())
+}
+
+fn code<W: Wire>(value: &W, path: &Path<'_>) -> Result<u64, WireError> {
+    value
+        .unsigned()
+        .filter(|_| value.kind() == Kind::Number)
+        .ok_or_else(|| wrong(value, path, "an integer code"))
+}
+
+fn state<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<SessionState>, WireError> {
+    let Some(text) = optional_text(value, path)? else {
+        return Ok(None);
+    };
+    let state = SessionState::parse(text.as_ref());
+    if state == SessionState::Other && text.as_ref() != "OTHER" {
+        return Err(invalid(path, "not a session state of the snapshot format"));
+    }
+    Ok(Some(state))
+}
+
+/// `[id, completed, started_at, created_at, updated_at, flags]`.
+#[inline(never)]
+fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
+    if list(value, path)? != 6 {
+        return Err(invalid(path, "expected [id, completed, started_at, created_at, updated_at, flags]"));
+    }
+    let flags_path = path.index(5);
+    let flags = value
+        .at(5)
+        .unsigned()
+        .filter(|f| *f <= LIFECYCLE_ONLY | DISPATCH_PENDING | DISPATCH_ATTEMPTED)
+        .ok_or_else(|| invalid(&flags_path, "expected a flag mask from 0 to 7"))?;
+    Ok(Turn {
+        id: text(&value.at(0), &path.index(0))?.into(),
+        completed: exact_bool(&value.at(1), &path.index(1))?,
+        started_at: timestamp(&value.at(2), &path.index(2))?,
+        created_at: timestamp(&value.at(3), &path.index(3))?,
+        updated_at: optional_timestamp(&value.at(4), &path.index(4))?,
+        flags: turn_flags(flags),
+    })
+}
+
+fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Turn>, WireError> {
+    each(value, path, &turn)
+}
+
+/// `[id, turn, kind, status, pending_id, gate, created_at, updated_at]`: `turn` an index into the
+/// session's `turns`, a turn id, or null; `kind` and `status` integer codes; `updated_at` `true`
+/// when it equals `created_at`.
+#[inline(never)]
+fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Message, WireError> {
+    if list(value, path)? != 8 {
+        return Err(invalid(
+            path,
+            "expected [id, turn, kind, status, pending_id, gate, created_at, updated_at]",
+        ));
+    }
+    let (turn, turn_path) = (value.at(1), path.index(1));
+    let turn_id = if turn.kind() == Kind::Number {
+        let at = code(&turn, &turn_path)?;
+        let listed = usize::try_from(at).ok().and_then(|i| turns.get(i));
+        Some(listed.ok_or_else(|| invalid(&turn_path, "no such turn in the session's turns"))?.id.clone())
+    } else {
+        optional_text(&turn, &turn_path)?.map(Into::into)
+    };
+    let kind_path = path.index(2);
+    let kind = kind_of_code(code(&value.at(2), &kind_path)?)
+        .ok_or_else(|| invalid(&kind_path, "not a message kind code (0, 1, 2)"))?;
+    let status_path = path.index(3);
+    let status = status_of_code(code(&value.at(3), &status_path)?)
+        .ok_or_else(|| invalid(&status_path, "not a request status code (0 to 6)"))?;
+    let total = value.at(5);
+    let question_total = match total.number() {
+        Some(n) if n.is_finite() => Some(n),
+        None if total.is_null() => None,
+        _ => return Err(wrong(&total, &path.index(5), "a finite number or null")),
+    };
+    let created_at = timestamp(&value.at(6), &path.index(6))?;
+    let updated = value.at(7);
+    let updated_at = if updated.boolean() == Some(true) {
+        Some(created_at.clone())
+    } else {
+        optional_timestamp(&updated, &path.index(7))?
+    };
+    Ok(Message {
+        id: text(&value.at(0), &path.index(0))?.into(),
+        turn_id,
+        kind,
+        status,
+        pending_id: optional_text(&value.at(4), &path.index(4))?.map(Into::into),
+        question_total,
+        created_at,
+        updated_at,
+    })
+}
+
+#[inline(never)]
+fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireError> {
+    object(value, path)?;
+    let field = |key: &'static str| (value.get(key), path.key(key));
+    let (id, id_path) = field("id");
+    let (task, task_path) = field("task");
+    let (listed, listed_path) = field("listed");
+    let (st, st_path) = field("state");
+    let (st_at, st_at_path) = field("state_at");
+    let (primary, primary_path) = field("primary");
+    let (primary_at, primary_at_path) = field("primary_at");
+    let (act, act_path) = field("action");
+    let (rev, rev_path) = field("revision");
+    let (turn_list, turns_path) = field("turns");
+    let (early, early_path) = field("early");
+    let (messages, messages_path) = field("messages");
+    let (deleted, deleted_path) = field("deleted");
+    let (paged, paged_path) = field("paged");
+    let deleted = each(&deleted, &deleted_path, &|item, item_path| {
+        if list(item, item_path)? != 3 {
+            return Err(invalid(item_path, "expected [message_id, epoch, sequence]"));
+        }
+        Ok((
+            text(&item.at(0), &item_path.index(0))?.into(),
+            row_revision(item, item_path, 1)?,
+        ))
+    })?;
+    let turn_rows = if turn_list.is_null() {
+        None
+    } else {
+        Some(turns(&turn_list, &turns_path)?)
+    };
+    let turn_slice = turn_rows.as_deref().unwrap_or_default();
+    let decoded_messages =
+        each(&messages, &messages_path, &|m, m_path| message(m, m_path, turn_slice))?;
+    Ok(SessionSnapshot {
+        id: text(&id, &id_path)?.into(),
+        task: optional_text(&task, &task_path)?.map(Into::into),
+        listed: exact_bool(&listed, &listed_path)?,
+        state: state(&st, &st_path)?,
+        state_at: optional_timestamp(&st_at, &st_at_path)?,
+        primary: exact_bool(&primary, &primary_path)?,
+        primary_at: optional_timestamp(&primary_at, &primary_at_path)?,
+        projection: PendingProjection {
+            // Absent: no projection held; null: clean.
+            action: if act.is_undefined() {
+                None
+            } else {
+                Some(action(&act, &act_path)?)
+            },
+            revision: revision(&rev, &rev_path)?,
+        },
+        turns: turn_rows,
+        early: turns(&early, &early_path)?,
+        messages: decoded_messages,
+        deleted,
+        paged: exact_bool(&paged, &paged_path)?,
+    })
+}
+
+fn task<W: Wire + Clone, P>(
+    value: &W,
+    path: &Path<'_>,
+    payload_of: &impl Fn(W) -> P,
+) -> Result<TaskSnapshot<P>, WireError> {
+    object(value, path)?;
+    let summary_path = path.key("summary");
+    let summary_value = value.get("summary");
+    let summary = match decode::summary(&summary_value, &summary_path)? {
+        Some(summary) => Some((summary, payload_of(summary_value))),
+        None if summary_value.is_null() => None,
+        None => return Err(wrong(&summary_value, &summary_path, "an object or null")),
+    };
+    let sessions_path = path.key("sessions");
+    let sessions_value = value.get("sessions");
+    let sessions = if sessions_value.is_null() {
+        None
+    } else {
+        Some(ids(&sessions_value, &sessions_path)?)
+    };
+    Ok(TaskSnapshot {
+        id: text(&value.get("id"), &path.key("id"))?.into(),
+        known: exact_bool(&value.get("known"), &path.key("known"))?,
+        summary,
+        legacy: action(&value.get("legacy"), &path.key("legacy"))?,
+        sessions,
+    })
+}
+
+fn ids<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<String>, WireError> {
+    each(value, path, &|id, id_path| text(id, id_path).map(Into::into))
+}
+
+/// `[input, reason, task_id, session_id, message_id, epoch, sequence, held epoch, held
+/// sequence]`.
+fn rejection<W: Wire>(value: &W, path: &Path<'_>) -> Result<Rejection, WireError> {
+    if list(value, path)? != 9 {
+        return Err(invalid(
+            path,
+            "expected [input, reason, task_id, session_id, message_id, epoch, sequence, held_epoch, held_sequence]",
+        ));
+    }
+    let input_path = path.index(0);
+    let input = Input::parse(text(&value.at(0), &input_path)?.as_ref())
+        .ok_or_else(|| invalid(&input_path, "not an input of the rejection log"))?;
+    let reason_path = path.index(1);
+    let reason = Reason::rejection(text(&value.at(1), &reason_path)?.as_ref())
+        .ok_or_else(|| invalid(&reason_path, "not a rejection reason"))?;
+    let optional = |i: usize| -> Result<Option<Box<str>>, WireError> {
+        Ok(optional_text(&value.at(i), &path.index(i))?.map(|t| Box::from(t.as_ref())))
+    };
+    Ok(Rejection {
+        input,
+        reason,
+        task_id: optional(2)?,
+        session_id: optional(3)?,
+        message_id: optional(4)?,
+        revision: rev(value, path, 5)?,
+        held: rev(value, path, 7)?,
+    })
+}
+
+/// A whole snapshot. `payload_of` makes the caller's summary object of a summary value.
+pub fn snapshot<W: Wire + Clone, P>(
+    value: &W,
+    path: &Path<'_>,
+    payload_of: impl Fn(W) -> P,
+) -> Result<SnapshotInput<P>, WireError> {
+    object(value, path)?;
+    let format_path = path.key("format");
+    if value.get("format").string().as_ref().map(AsRef::as_ref) != Some(FORMAT) {
+        return Err(WireError::UnsupportedVersion {
+            field: format_path.to_string(),
+            problem: format!("not a snapshot (format \"{FORMAT}\" expected)"),
+        });
+    }
+    let version_path = path.key("version");
+    if value.get("version").unsigned() != Some(VERSION) {
+        return Err(WireError::UnsupportedVersion {
+            field: version_path.to_string(),
+            problem: format!("this build reads snapshot version {VERSION} only"),
+        });
+    }
+    let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);
+    let stream = optional_text(&value.get("stream"), &path.key("stream"))?;
+    let offset_path = path.key("offset");
+    let offset = value.get("offset");
+    let offset = if offset.is_null() {
+        None
+    } else {
+        Some(
+            offset
+                .unsigned()
+                .filter(|n| *n < 1 << 53 && offset.kind() == Kind::Number)
+                .ok_or_else(|| wrong(&offset, &offset_path, "an integer from 0 to 2^53 - 1 or null"))?,
+        )
+    };
+    let position = match (stream, offset) {
+        (Some(stream), Some(offset)) => Some((stream.into(), offset)),
+        (None, None) => None,
+        _ => return Err(invalid(&offset_path, "stream and offset go together")),
+    };
+
+    let tasks_path = path.key("tasks");
+    let task_list = value.get("tasks");
+    let tasks: Vec<TaskSnapshot<P>> =
+        each(&task_list, &tasks_path, &|t, t_path| task(t, t_path, &payload_of))?;
+    let sessions_path = path.key("sessions");
+    let session_list = value.get("sessions");
+    let sessions: Vec<SessionSnapshot> = each(&session_list, &sessions_path, &session)?;
+    // Each id once: a second entry would silently replace the first.
+    distinct(tasks.iter().map(|t| t.id.as_str()), &tasks_path)?;
+    distinct(sessions.iter().map(|s| s.id.as_str()), &sessions_path)?;
+
+    let removed_path = path.key("removed");
+    let removed = value.get("removed");
+    object(&removed, &removed_path)?;
+    let removed_tasks = ids(&removed.get("tasks"), &removed_path.key("tasks"))?;
+    let removed_sessions = ids(&removed.get("sessions"), &removed_path.key("sessions"))?;
+
+    let rejected_path = path.key("rejected");
+    let rejected_list = value.get("rejected");
+    let rejected = each(&rejected_list, &rejected_path, &rejection)?;
+    // `answers` is what the source answered: for readers without the engine. It is not read
+    // back (the hydrated store answers from the state).
+    Ok(SnapshotInput {
+        epoch,
+        position,
+        tasks,
+        sessions,
+        removed_tasks,
+        removed_sessions,
+        rejected,
+    })
+}
+
+fn distinct<'a>(ids: impl Iterator<Item = &'a str>, path: &Path<'_>) -> Result<(), WireError> {
+    let mut seen = crate::hash::HashSet::default();
+    for (i, id) in ids.enumerate() {
+        if !seen.insert(id) {
+            let at = path.index(i);
+            return Err(invalid(&at, "a second entry with the same id"));
+        }
+    }
+    Ok(())
+}
