@@ -1589,6 +1589,39 @@ impl Harness {
         if !self.accepted.is_empty() {
             self.replay_matches();
         }
+        self.hydrate_matches();
+    }
+
+    /// SPEC §12: the store's snapshot, through JSON text, hydrates into a store with the same
+    /// state, answers and snapshot.
+    fn hydrate_matches(&self) {
+        let payload = |p: &Value, out: &mut String| out.push_str(&p.to_string());
+        let text = api::dehydrate(&self.store, &Json::ABSENT, payload).expect("dehydrate");
+        let parsed: Value = serde_json::from_str(&text).expect("a snapshot is JSON");
+        let hydrated: Store = api::hydrate(&Json::new(&parsed), &Json::ABSENT, |j: Json<'_>| {
+            j.0.cloned().unwrap_or(Value::Null)
+        })
+        .unwrap_or_else(|e| panic!("the store's own snapshot is refused: {e}\n{text}"));
+        assert_eq!(hydrated.digest(), self.store.digest(), "hydrate: another state");
+        assert_eq!(
+            api::dehydrate(&hydrated, &Json::ABSENT, payload).expect("dehydrate"),
+            text,
+            "hydrate: another snapshot"
+        );
+        for s in &self.query_sessions {
+            assert_eq!(
+                session_answers(&hydrated, s),
+                session_answers(&self.store, s),
+                "hydrate answers differently about {s}"
+            );
+        }
+        for t in &self.query_tasks {
+            assert_eq!(
+                task_answers(&hydrated, t),
+                task_answers(&self.store, t),
+                "hydrate answers differently about task {t}"
+            );
+        }
     }
 
     fn replay_matches(&self) {
