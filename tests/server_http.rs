@@ -604,7 +604,10 @@ async fn simulator_controls(db: Db, _: Kind) {
     let action = |a: Option<Option<task_projection::rules::model::PendingAction>>| {
         a.map(|a| a.map(|a| a.as_str()))
     };
-    assert_eq!(action(mirror.store.task_pending_action(&task).0), Some(None));
+    assert_eq!(
+        action(mirror.store.task_pending_action(&task).0),
+        Some(None)
+    );
     for (id, expected) in ids
         .iter()
         .zip(["permission", "clarification", "clarification"])
@@ -1473,8 +1476,15 @@ async fn resume_from_an_offset(db: Db, _: Kind) {
     // it (a client gives it to `applyStreamPosition` and resumes after it).
     let listed = srv.http.get_ok("/api/v1/tasks").await.unwrap();
     assert_eq!(listed["stream"], stream.as_str(), "{listed}");
-    let last_seen = later.iter().chain(&seen).filter_map(|f| f["offset"].as_u64()).max();
-    assert!(listed["offset"].as_u64() >= last_seen, "{listed} after {last_seen:?}");
+    let last_seen = later
+        .iter()
+        .chain(&seen)
+        .filter_map(|f| f["offset"].as_u64())
+        .max();
+    assert!(
+        listed["offset"].as_u64() >= last_seen,
+        "{listed} after {last_seen:?}"
+    );
     let mut expected: Vec<Value> = seen[1..].to_vec();
     expected.append(&mut later);
     let query = format!("?since={since}&stream={stream}");

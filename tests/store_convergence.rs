@@ -128,7 +128,12 @@ fn answers(store: &Store, history: &History) -> Vec<(String, Vec<Value>, Value)>
         ));
         out.push(q(
             "pendingOwner",
-            known(store.pending_owner(t, None).0.map(|o| json!(o.unwrap_or("")))),
+            known(
+                store
+                    .pending_owner(t, None)
+                    .0
+                    .map(|o| json!(o.unwrap_or(""))),
+            ),
         ));
     }
     out
@@ -314,7 +319,13 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
         let rows_answer = |v: Value| if rows_known { v } else { undefined.clone() };
         // A quarantined session's discovery answers are known from its state alone (SPEC §2).
         let discovery_known = rows_known || state.is_some_and(|s| !s.is_input_capable());
-        let discovery_answer = |v: Value| if discovery_known { v } else { undefined.clone() };
+        let discovery_answer = |v: Value| {
+            if discovery_known {
+                v
+            } else {
+                undefined.clone()
+            }
+        };
         let action_known = projection.is_some() || rows_known;
         let expected = vec![
             (
@@ -651,21 +662,34 @@ fn hydrating_anywhere_in_a_random_delivery_converges() {
         ..Config::default()
     });
     let (hydrated, steps_run) = (Cell::new(0usize), Cell::new(0usize));
-    let result = runner.run(&(params(), any::<u16>()), |((tasks, actions, remove, seed, dups), at)| {
-        let history = generate(tasks, &actions, remove);
-        let steps = shuffled(&history, seed, &dups);
-        let at = usize::from(at) % (steps.len() + 1);
-        let reference = answers(&deliver(&history, &in_order(&history), false).unwrap(), &history);
-        let store = deliver_hydrating(&history, &steps, true, Some(at))
-            .map_err(|(n, (why, _))| TestCaseError::fail(format!("step {n}: {why}")))?;
-        hydrated.set(hydrated.get() + 1);
-        steps_run.set(steps_run.get() + steps.len());
-        let got = answers(&store, &history);
-        for ((call, args, value), (_, _, want)) in got.iter().zip(&reference) {
-            prop_assert_eq!(value, want, "{}({:?}) after a hydrate at {}", call, args, at);
-        }
-        Ok(())
-    });
+    let result = runner.run(
+        &(params(), any::<u16>()),
+        |((tasks, actions, remove, seed, dups), at)| {
+            let history = generate(tasks, &actions, remove);
+            let steps = shuffled(&history, seed, &dups);
+            let at = usize::from(at) % (steps.len() + 1);
+            let reference = answers(
+                &deliver(&history, &in_order(&history), false).unwrap(),
+                &history,
+            );
+            let store = deliver_hydrating(&history, &steps, true, Some(at))
+                .map_err(|(n, (why, _))| TestCaseError::fail(format!("step {n}: {why}")))?;
+            hydrated.set(hydrated.get() + 1);
+            steps_run.set(steps_run.get() + steps.len());
+            let got = answers(&store, &history);
+            for ((call, args, value), (_, _, want)) in got.iter().zip(&reference) {
+                prop_assert_eq!(
+                    value,
+                    want,
+                    "{}({:?}) after a hydrate at {}",
+                    call,
+                    args,
+                    at
+                );
+            }
+            Ok(())
+        },
+    );
     println!(
         "hydrate convergence: {} histories hydrated at a random point, {} deliveries",
         hydrated.get(),

@@ -224,13 +224,22 @@ fn an_unknown_session_is_explained_as_unknown() {
     assert_eq!(json["pending_action"]["reason"], "awaiting_session_list");
     assert_eq!(json["turn_count"], Value::Null);
     // Every answer is unknown, and the explanation names every input it waits for (SPEC §11).
-    for answer in ["current_turn", "pending_action", "clarification", "permission"] {
+    for answer in [
+        "current_turn",
+        "pending_action",
+        "clarification",
+        "permission",
+    ] {
         assert_eq!(json[answer]["known"], false, "{answer}");
     }
     assert_eq!(json["permission"]["pending"], Value::Null);
     assert_eq!(
         json["missing"],
-        json!(["awaiting_session_list", "awaiting_turn_list", "awaiting_message_page"])
+        json!([
+            "awaiting_session_list",
+            "awaiting_turn_list",
+            "awaiting_message_page"
+        ])
     );
 }
 
@@ -239,7 +248,8 @@ fn an_explanation_names_what_each_answer_still_awaits() {
     let mut store = Store::new();
     let list = json!([{"id": "s1", "task_id": T, "state": "RUNNING", "pending_action": null}]);
     api::apply_session_list(&mut store, &Json::new(&json!(T)), &Json::new(&list)).unwrap();
-    let turns = json!([{"id": "turn-1", "session_id": "s1", "started_at": at(1), "created_at": at(1)}]);
+    let turns =
+        json!([{"id": "turn-1", "session_id": "s1", "started_at": at(1), "created_at": at(1)}]);
     api::apply_turn_list(&mut store, &Json::new(&json!("s1")), &Json::new(&turns)).unwrap();
     let json = parsed(&store.explain("s1").to_json());
     assert_eq!(json["missing"], json!(["awaiting_message_page"]));
@@ -253,13 +263,19 @@ fn an_explanation_names_what_each_answer_still_awaits() {
     let json = parsed(&store.explain("s1").to_json());
     assert_eq!(json["missing"], json!([]));
     assert_eq!(json["current_turn"]["id"], "turn-1");
-    assert_eq!(json["permission"], json!({"pending": false, "known": true, "reason": "no_pending_permission"}));
+    assert_eq!(
+        json["permission"],
+        json!({"pending": false, "known": true, "reason": "no_pending_permission"})
+    );
     // The owner: the task is known from its session list.
     let owner = parsed(&store.explain_owner(T, None).to_json());
     assert_eq!(owner["missing"], json!([]));
     assert_eq!(owner["owner"]["known"], true);
     let unknown = parsed(&store.explain_owner("other", None).to_json());
-    assert_eq!(unknown["missing"], json!(["awaiting_task", "awaiting_session_list"]));
+    assert_eq!(
+        unknown["missing"],
+        json!(["awaiting_task", "awaiting_session_list"])
+    );
 }
 
 #[test]

@@ -230,7 +230,10 @@ fn every_store_scenario_case() {
 fn all_answers(store: &Store, id: &str) -> Value {
     let known = |v: Option<Value>| v.unwrap_or_else(|| json!("$undefined"));
     let bundle = |b: Option<task_projection::store::Bundle<'_>>| {
-        b.map_or(Value::Null, |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}))
+        b.map_or(
+            Value::Null,
+            |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+        )
     };
     json!({
         "sessionPendingAction": known(action(store.session_pending_action(id).0)),
@@ -301,12 +304,19 @@ fn every_store_scenario_hydrates_equal_at_every_step() {
                 "{at}: the snapshot of the hydrated store"
             );
             for id in &ids {
-                assert_eq!(all_answers(&hydrated, id), all_answers(&store, id), "{at}: {id}");
+                assert_eq!(
+                    all_answers(&hydrated, id),
+                    all_answers(&store, id),
+                    "{at}: {id}"
+                );
             }
             checked += 1;
         }
     }
-    println!("hydrate round trips: {checked} steps of {} cases", file.cases.len());
+    println!(
+        "hydrate round trips: {checked} steps of {} cases",
+        file.cases.len()
+    );
     assert!(checked > 500, "{checked}");
 }
 

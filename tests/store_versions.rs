@@ -23,7 +23,11 @@ fn a_session_listed_by_another_task_touches_the_task_it_left() {
     let mut store = Store::new();
     list(&mut store, "t0", json!([waiting("s2")]));
     assert_eq!(
-        store.task_pending_action("t0").0.flatten().map(|a| a.as_str()),
+        store
+            .task_pending_action("t0")
+            .0
+            .flatten()
+            .map(|a| a.as_str()),
         Some("clarification")
     );
     let before = store.task_version("t0");

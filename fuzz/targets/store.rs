@@ -807,7 +807,11 @@ fn task_answers<'s>(store: &'s Store, t: &str) -> TaskAnswers<&'s Value, &'s str
     let action = store.task_pending_action(t).0;
     let summary = store.task_status_summary(t).0;
     let owner = store.pending_owner(t, None).0;
-    assert_eq!(action.is_some(), summary.is_some(), "action and summary know alike");
+    assert_eq!(
+        action.is_some(),
+        summary.is_some(),
+        "action and summary know alike"
+    );
     TaskAnswers {
         action: action.flatten(),
         summary: summary.flatten(),
@@ -1602,7 +1606,11 @@ impl Harness {
             j.0.cloned().unwrap_or(Value::Null)
         })
         .unwrap_or_else(|e| panic!("the store's own snapshot is refused: {e}\n{text}"));
-        assert_eq!(hydrated.digest(), self.store.digest(), "hydrate: another state");
+        assert_eq!(
+            hydrated.digest(),
+            self.store.digest(),
+            "hydrate: another state"
+        );
         assert_eq!(
             api::dehydrate(&hydrated, &Json::ABSENT, payload).expect("dehydrate"),
             text,

@@ -256,8 +256,17 @@ mod gate_tests {
     #[test]
     fn the_gate_as_an_integer_completes_bundles_as_the_total_does() {
         let totals = [
-            None, Some(f64::NAN), Some(-1.0), Some(0.0), Some(0.2), Some(1.0), Some(2.5),
-            Some(3.0), Some(1e300), Some(f64::INFINITY), Some(f64::NEG_INFINITY),
+            None,
+            Some(f64::NAN),
+            Some(-1.0),
+            Some(0.0),
+            Some(0.2),
+            Some(1.0),
+            Some(2.5),
+            Some(3.0),
+            Some(1e300),
+            Some(f64::INFINITY),
+            Some(f64::NEG_INFINITY),
         ];
         for total in totals {
             #[allow(clippy::cast_precision_loss)]

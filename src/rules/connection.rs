@@ -128,7 +128,9 @@ pub fn position_after_rest<S: AsRef<str>>(
     offset: u64,
 ) -> Option<Position<S>> {
     match held {
-        Some(held) if held.stream.as_ref() == stream.as_ref() && held.offset >= offset => Some(held),
+        Some(held) if held.stream.as_ref() == stream.as_ref() && held.offset >= offset => {
+            Some(held)
+        }
         _ => Some(Position { stream, offset }),
     }
 }
@@ -141,11 +143,23 @@ mod tests {
     fn a_position_moves_with_resumed_hellos_frames_and_rest_reads_only() {
         let at = |stream: &'static str, offset| Some(Position { stream, offset });
         // A hello that did not resume: the state is at no place of the stream.
-        assert_eq!(position_after_hello(at("a", 5), Some("a"), Some(9), false), None);
+        assert_eq!(
+            position_after_hello(at("a", 5), Some("a"), Some(9), false),
+            None
+        );
         // Resumed: the held place stands (the server replays what follows it).
-        assert_eq!(position_after_hello(at("a", 5), Some("a"), Some(5), true), at("a", 5));
-        assert_eq!(position_after_hello(None, Some("a"), Some(5), true), at("a", 5));
-        assert_eq!(position_after_hello(None::<Position<&str>>, None, Some(5), true), None);
+        assert_eq!(
+            position_after_hello(at("a", 5), Some("a"), Some(5), true),
+            at("a", 5)
+        );
+        assert_eq!(
+            position_after_hello(None, Some("a"), Some(5), true),
+            at("a", 5)
+        );
+        assert_eq!(
+            position_after_hello(None::<Position<&str>>, None, Some(5), true),
+            None
+        );
         // Frames move it forward only, and only once it is known.
         assert_eq!(position_after_frame(at("a", 5), 7), at("a", 7));
         assert_eq!(position_after_frame(at("a", 7), 6), at("a", 7));

@@ -175,24 +175,48 @@ mod tests {
     #[test]
     fn a_session_action_is_known_from_its_projection_or_its_rows() {
         let k = |p, t, m| session_action(session(false, p, t, m));
-        assert_eq!(k(false, false, false), Knowledge::Awaiting(Awaiting::SessionList));
+        assert_eq!(
+            k(false, false, false),
+            Knowledge::Awaiting(Awaiting::SessionList)
+        );
         assert_eq!(k(true, false, false), Knowledge::Known);
         // Turns alone: the fallback cannot read the messages yet.
-        assert_eq!(k(false, true, false), Knowledge::Awaiting(Awaiting::MessagePage));
-        assert_eq!(k(false, false, true), Knowledge::Awaiting(Awaiting::TurnList));
+        assert_eq!(
+            k(false, true, false),
+            Knowledge::Awaiting(Awaiting::MessagePage)
+        );
+        assert_eq!(
+            k(false, false, true),
+            Knowledge::Awaiting(Awaiting::TurnList)
+        );
         assert_eq!(k(false, true, true), Knowledge::Known);
-        assert_eq!(session_action(session(true, false, false, false)), Knowledge::Removed);
+        assert_eq!(
+            session_action(session(true, false, false, false)),
+            Knowledge::Removed
+        );
     }
 
     #[test]
     fn a_sessions_rows_need_its_turns_and_its_messages() {
         let k = |p, t, m| session_rows(session(false, p, t, m));
         // A projection says nothing about which turn is current or which rows are the question.
-        assert_eq!(k(true, false, false), Knowledge::Awaiting(Awaiting::TurnList));
-        assert_eq!(k(true, true, false), Knowledge::Awaiting(Awaiting::MessagePage));
-        assert_eq!(k(false, false, true), Knowledge::Awaiting(Awaiting::TurnList));
+        assert_eq!(
+            k(true, false, false),
+            Knowledge::Awaiting(Awaiting::TurnList)
+        );
+        assert_eq!(
+            k(true, true, false),
+            Knowledge::Awaiting(Awaiting::MessagePage)
+        );
+        assert_eq!(
+            k(false, false, true),
+            Knowledge::Awaiting(Awaiting::TurnList)
+        );
         assert_eq!(k(false, true, true), Knowledge::Known);
-        assert_eq!(session_rows(session(true, false, false, false)), Knowledge::Removed);
+        assert_eq!(
+            session_rows(session(true, false, false, false)),
+            Knowledge::Removed
+        );
     }
 
     #[test]
@@ -203,7 +227,10 @@ mod tests {
         };
         assert_eq!(session_discovery(quarantined), Knowledge::Known);
         // The permission still reads the rows (SPEC §3 does not quarantine it).
-        assert_eq!(session_rows(quarantined), Knowledge::Awaiting(Awaiting::TurnList));
+        assert_eq!(
+            session_rows(quarantined),
+            Knowledge::Awaiting(Awaiting::TurnList)
+        );
         let removed = SessionInputs {
             removed: true,
             ..quarantined
@@ -234,11 +261,17 @@ mod tests {
             described,
             sessions,
         };
-        assert_eq!(task_action(t(false, false)), Knowledge::Awaiting(Awaiting::Task));
+        assert_eq!(
+            task_action(t(false, false)),
+            Knowledge::Awaiting(Awaiting::Task)
+        );
         assert_eq!(task_action(t(true, false)), Knowledge::Known);
         assert_eq!(task_action(t(false, true)), Knowledge::Known);
         assert_eq!(owner(t(false, false)), Knowledge::Awaiting(Awaiting::Task));
-        assert_eq!(owner(t(true, false)), Knowledge::Awaiting(Awaiting::SessionList));
+        assert_eq!(
+            owner(t(true, false)),
+            Knowledge::Awaiting(Awaiting::SessionList)
+        );
         assert_eq!(owner(t(false, true)), Knowledge::Known);
         let removed = TaskInputs {
             removed: true,
@@ -265,7 +298,10 @@ mod tests {
                     continue; // a ⊆ b only
                 }
                 for f in [session_action, session_rows, session_discovery] {
-                    assert!(!f(all(a)).is_known() || f(all(b)).is_known(), "{a:04b} {b:04b}");
+                    assert!(
+                        !f(all(a)).is_known() || f(all(b)).is_known(),
+                        "{a:04b} {b:04b}"
+                    );
                 }
             }
         }
@@ -277,7 +313,10 @@ mod tests {
         for a in 0..8u8 {
             for b in (0..8u8).filter(|b| a & b == a) {
                 for f in [task_action, owner] {
-                    assert!(!f(tasks(a)).is_known() || f(tasks(b)).is_known(), "{a:03b} {b:03b}");
+                    assert!(
+                        !f(tasks(a)).is_known() || f(tasks(b)).is_known(),
+                        "{a:03b} {b:03b}"
+                    );
                 }
             }
         }

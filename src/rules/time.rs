@@ -116,12 +116,20 @@ impl Timestamp {
                 let full = Self::canonical(*secs, *nanos);
                 // `…ss.nnnnnnnnnZ`: keep the fraction up to its last non-zero digit.
                 let digits = full.get(20..29).unwrap_or_default();
-                let keep = digits.iter().rposition(|d| *d != b'0').map_or(0, |i| i.saturating_add(1));
+                let keep = digits
+                    .iter()
+                    .rposition(|d| *d != b'0')
+                    .map_or(0, |i| i.saturating_add(1));
                 let mut text = String::with_capacity(30);
-                text.push_str(std::str::from_utf8(full.get(..19).unwrap_or_default()).unwrap_or_default());
+                text.push_str(
+                    std::str::from_utf8(full.get(..19).unwrap_or_default()).unwrap_or_default(),
+                );
                 if keep > 0 {
                     text.push('.');
-                    text.push_str(std::str::from_utf8(digits.get(..keep).unwrap_or_default()).unwrap_or_default());
+                    text.push_str(
+                        std::str::from_utf8(digits.get(..keep).unwrap_or_default())
+                            .unwrap_or_default(),
+                    );
                 }
                 text.push('Z');
                 std::borrow::Cow::Owned(text)
@@ -225,8 +233,14 @@ mod tests {
             let t = Timestamp::parse(raw);
             assert_eq!(Timestamp::parse(&t.text()), t, "{raw}");
         }
-        assert_eq!(Timestamp::parse("2026-12-01T09:00:05.000000000Z").text(), "2026-12-01T09:00:05Z");
-        assert_eq!(Timestamp::parse("2026-12-01T09:00:05.120Z").text(), "2026-12-01T09:00:05.12Z");
+        assert_eq!(
+            Timestamp::parse("2026-12-01T09:00:05.000000000Z").text(),
+            "2026-12-01T09:00:05Z"
+        );
+        assert_eq!(
+            Timestamp::parse("2026-12-01T09:00:05.120Z").text(),
+            "2026-12-01T09:00:05.12Z"
+        );
     }
 
     #[test]

@@ -293,12 +293,14 @@ impl<P: Clone> ProjectionStore<P> {
         };
         // One discovery pass: the clarification answer and every request's standing.
         let discovery = Self::discover(entry);
-        let rows_known = knowledge::session_discovery(inputs).is_known();
-        // Until the rows are known, the clarification answer is the query's (unknown) one.
-        let clarification = if rows_known {
-            (true, discovery.reason, discovery.bundle().and_then(|b| b.pending_id))
-        } else {
-            (false, self.pending_clarification(session_id).1, None)
+        // Until the rows are known, the clarification answer is unknown: the input it awaits.
+        let clarification = match knowledge::session_discovery(inputs) {
+            knowledge::Knowledge::Awaiting(input) => (false, Reason::Awaiting(input), None),
+            _ => (
+                true,
+                discovery.reason,
+                discovery.bundle().and_then(|b| b.pending_id),
+            ),
         };
         SessionExplanation {
             session_id: id,
@@ -530,7 +532,11 @@ impl Json {
     }
 
     /// `{ value, known, reason }` of a pending-action answer (`value` null while unknown).
-    pub(super) fn answer(&mut self, key: &str, (action, why): (Option<Option<PendingAction>>, Reason)) {
+    pub(super) fn answer(
+        &mut self,
+        key: &str,
+        (action, why): (Option<Option<PendingAction>>, Reason),
+    ) {
         self.open(key, '{');
         self.action("value", action.flatten());
         self.bool("known", action.is_some());

@@ -190,13 +190,18 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// The held position, owned (hellos and REST reads are rare; frames move it in place).
     fn held_position(&self) -> Option<connection::Position<Box<str>>> {
-        self.position.clone().map(|(stream, offset)| connection::Position { stream, offset })
+        self.position
+            .clone()
+            .map(|(stream, offset)| connection::Position { stream, offset })
     }
 
     /// A frame at `offset` of the stream was taken ([`connection::position_after_frame`]).
     pub fn apply_frame_offset(&mut self, offset: u64) {
         if let Some((_, held)) = &mut self.position {
-            let at = connection::Position { stream: (), offset: *held };
+            let at = connection::Position {
+                stream: (),
+                offset: *held,
+            };
             if let Some(moved) = connection::position_after_frame(Some(at), offset) {
                 *held = moved.offset;
             }

@@ -67,7 +67,12 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// What has arrived about a session (SPEC §11).
     pub(super) fn session_inputs(&self, session_id: &str) -> SessionInputs {
-        match self.sessions.get(session_id) {
+        self.session_inputs_of(session_id, self.sessions.get(session_id).map(|e| &**e))
+    }
+
+    /// [`Self::session_inputs`] of the session's entry, already looked up.
+    fn session_inputs_of(&self, session_id: &str, entry: Option<&SessionEntry>) -> SessionInputs {
+        match entry {
             Some(entry) => entry.inputs(),
             None => SessionInputs {
                 removed: self.is_removed_session(session_id),
@@ -78,7 +83,12 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// What has arrived about a task (SPEC §11).
     pub(super) fn task_inputs(&self, task_id: &str) -> TaskInputs {
-        match self.tasks.get(task_id) {
+        self.task_inputs_of(task_id, self.tasks.get(task_id))
+    }
+
+    /// [`Self::task_inputs`] of the task's entry, already looked up.
+    fn task_inputs_of(&self, task_id: &str, task: Option<&TaskEntry<P>>) -> TaskInputs {
+        match task {
             Some(task) => TaskInputs {
                 removed: false,
                 described: task.known,
@@ -99,7 +109,9 @@ impl<P: Clone> ProjectionStore<P> {
         knowledge: fn(SessionInputs) -> Knowledge,
         removed: T,
     ) -> Result<&SessionEntry, (Option<T>, Reason)> {
-        match (knowledge(self.session_inputs(session_id)), self.sessions.get(session_id)) {
+        // One lookup: the entry both says what arrived and answers.
+        let entry = self.sessions.get(session_id).map(|e| &**e);
+        match (knowledge(self.session_inputs_of(session_id, entry)), entry) {
             (Knowledge::Known, Some(entry)) => Ok(entry),
             (Knowledge::Awaiting(input), _) => Err((None, Reason::Awaiting(input))),
             // Removed (or, never, known without an entry): known and clean.
@@ -263,7 +275,8 @@ impl<P: Clone> ProjectionStore<P> {
         knowledge: fn(TaskInputs) -> Knowledge,
         removed: T,
     ) -> Result<&TaskEntry<P>, (Option<T>, Reason)> {
-        match (knowledge(self.task_inputs(task_id)), self.tasks.get(task_id)) {
+        let task = self.tasks.get(task_id);
+        match (knowledge(self.task_inputs_of(task_id, task)), task) {
             (Knowledge::Known, Some(task)) => Ok(task),
             (Knowledge::Awaiting(input), _) => Err((None, Reason::Awaiting(input))),
             _ => Err((Some(removed), Reason::TaskRemoved)),

@@ -332,7 +332,10 @@ impl<P: Clone> ProjectionStore<P> {
             ids: &'r super::remembered::Remembered,
             keep: &dyn Fn(&str) -> bool,
         ) -> Vec<&'r str> {
-            ids.ordered().filter(|(id, _)| keep(id)).map(|(id, _)| id).collect()
+            ids.ordered()
+                .filter(|(id, _)| keep(id))
+                .map(|(id, _)| id)
+                .collect()
         }
         let removed_tasks = removed(&self.removed_tasks, &|id| scope.has_task(id));
         let removed_sessions = removed(&self.removed_sessions, &|id| {
@@ -350,7 +353,9 @@ impl<P: Clone> ProjectionStore<P> {
         let in_scope = |r: &Rejection| {
             scope.everything()
                 || r.task_id.as_deref().is_some_and(|t| scope.has_task(t))
-                || r.session_id.as_deref().is_some_and(|s| sessions.contains(&s))
+                || r.session_id
+                    .as_deref()
+                    .is_some_and(|s| sessions.contains(&s))
         };
         j.open("rejected", '[');
         for r in self.rejected.oldest_first().filter(|r| in_scope(r)) {
@@ -569,7 +574,9 @@ impl<P: Clone> ProjectionStore<P> {
             for (message, revision) in &s.deleted {
                 entry.messages.bury(message, revision.as_ref());
             }
-            store.sessions.insert(SessionId::from(s.id), Box::new(entry));
+            store
+                .sessions
+                .insert(SessionId::from(s.id), Box::new(entry));
         }
         for t in snapshot.tasks {
             let sessions = t.sessions.map(|list| {
@@ -582,7 +589,9 @@ impl<P: Clone> ProjectionStore<P> {
             });
             let entry = TaskEntry {
                 known: t.known,
-                summary: t.summary.map(|(summary, payload)| HeldSummary { summary, payload }),
+                summary: t
+                    .summary
+                    .map(|(summary, payload)| HeldSummary { summary, payload }),
                 task_pending_action: t.legacy,
                 sessions,
                 version: 0,

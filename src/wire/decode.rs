@@ -13,7 +13,11 @@ use crate::rules::turn::CurrentTurn;
 
 use super::{Path, Wire};
 
-fn invalid_type<W: Wire>(value: &W, path: &Path<'_>, expected: &'static str) -> WireError {
+pub(super) fn invalid_type<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+    expected: &'static str,
+) -> WireError {
     WireError::InvalidType {
         field: path.to_string(),
         expected,

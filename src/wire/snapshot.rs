@@ -14,7 +14,7 @@ use crate::store::snapshot::{
 };
 use crate::store::Reason;
 
-use super::decode::{self, array, object, optional_text, text};
+use super::decode::{self, array, invalid_type, object, optional_text, optional_timestamp, text};
 use super::{Kind, Path, Wire};
 
 /// How many elements any one list of a snapshot may hold (sessions, messages of a session, ...):
@@ -25,14 +25,6 @@ fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
     WireError::InvalidValue {
         field: path.to_string(),
         problem: problem.into(),
-    }
-}
-
-fn wrong<W: Wire>(value: &W, path: &Path<'_>, expected: &'static str) -> WireError {
-    WireError::InvalidType {
-        field: path.to_string(),
-        expected,
-        got: value.kind().name(),
     }
 }
 
@@ -62,11 +54,9 @@ fn each<W: Wire, T>(
 
 /// `true` or `false` (a snapshot spells its flags exactly).
 fn exact_bool<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
-    value.boolean().ok_or_else(|| wrong(value, path, "a boolean"))
-}
-
-fn optional_timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Timestamp>, WireError> {
-    Ok(optional_text(value, path)?.map(|t| Timestamp::parse(t.as_ref())))
+    value
+        .boolean()
+        .ok_or_else(|| invalid_type(value, path, "a boolean"))
 }
 
 fn timestamp<W: Wire>(value: &W, path: &Path<'_>) -> Result<Timestamp, WireError> {
@@ -103,7 +93,11 @@ fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, Wir
 /// `Ok(None)` for `null, null`; `Err` unless both or neither are there. A summary's revision
 /// (a rejection's) has a `null` epoch: `(None, Some(n))` comes back as `Err` here, see
 /// [`rev`].
-fn row_revision<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<Revision>, WireError> {
+fn row_revision<W: Wire>(
+    row: &W,
+    path: &Path<'_>,
+    at: usize,
+) -> Result<Option<Revision>, WireError> {
     let next = at.saturating_add(1);
     let (epoch, seq) = (row.at(at), row.at(next));
     if epoch.is_null() && seq.is_null() {
@@ -119,7 +113,10 @@ fn row_revision<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<R
 fn rev<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<Rev>, WireError> {
     let next = at.saturating_add(1);
     if row.at(at).is_null() && !row.at(next).is_null() {
-        return Ok(Some(Rev::Summary(sequence(&row.at(next), &path.index(next))?)));
+        return Ok(Some(Rev::Summary(sequence(
+            &row.at(next),
+            &path.index(next),
+        )?)));
     }
     Ok(row_revision(row, path, at)?.map(Rev::Pending))
 }
@@ -127,7 +124,11 @@ fn rev<W: Wire>(row: &W, path: &Path<'_>, at: usize) -> Result<Option<Rev>, Wire
 /// `"clarification"`, `"permission"` or `null` (present: a snapshot writes the key).
 fn action<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<PendingAction>, WireError> {
     if value.is_undefined() {
-        return Err(wrong(value, path, "\"clarification\", \"permission\" or null"));
+        return Err(invalid_type(
+            value,
+            path,
+            "\"clarification\", \"permission\" or null",
+        ));
     }
     Ok(decode::pending_action(value, path)?.flatten())
 }
@@ -136,7 +137,7 @@ fn code<W: Wire>(value: &W, path: &Path<'_>) -> Result<u64, WireError> {
     value
         .unsigned()
         .filter(|_| value.kind() == Kind::Number)
-        .ok_or_else(|| wrong(value, path, "an integer code"))
+        .ok_or_else(|| invalid_type(value, path, "an integer code"))
 }
 
 fn state<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<SessionState>, WireError> {
@@ -154,7 +155,10 @@ fn state<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<SessionState>, Wi
 #[inline(never)]
 fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
     if list(value, path)? != 6 {
-        return Err(invalid(path, "expected [id, completed, started_at, created_at, updated_at, flags]"));
+        return Err(invalid(
+            path,
+            "expected [id, completed, started_at, created_at, updated_at, flags]",
+        ));
     }
     let flags_path = path.index(5);
     let flags = value
@@ -191,7 +195,12 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
     let turn_id = if turn.kind() == Kind::Number {
         let at = code(&turn, &turn_path)?;
         let listed = usize::try_from(at).ok().and_then(|i| turns.get(i));
-        Some(listed.ok_or_else(|| invalid(&turn_path, "no such turn in the session's turns"))?.id.clone())
+        Some(
+            listed
+                .ok_or_else(|| invalid(&turn_path, "no such turn in the session's turns"))?
+                .id
+                .clone(),
+        )
     } else {
         optional_text(&turn, &turn_path)?.map(Into::into)
     };
@@ -205,7 +214,13 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
     let question_total = match total.number() {
         Some(n) if n.is_finite() => Some(n),
         None if total.is_null() => None,
-        _ => return Err(wrong(&total, &path.index(5), "a finite number or null")),
+        _ => {
+            return Err(invalid_type(
+                &total,
+                &path.index(5),
+                "a finite number or null",
+            ))
+        }
     };
     let created_at = timestamp(&value.at(6), &path.index(6))?;
     let updated = value.at(7);
@@ -259,8 +274,9 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
         Some(turns(&turn_list, &turns_path)?)
     };
     let turn_slice = turn_rows.as_deref().unwrap_or_default();
-    let decoded_messages =
-        each(&messages, &messages_path, &|m, m_path| message(m, m_path, turn_slice))?;
+    let decoded_messages = each(&messages, &messages_path, &|m, m_path| {
+        message(m, m_path, turn_slice)
+    })?;
     Ok(SessionSnapshot {
         id: text(&id, &id_path)?.into(),
         task: optional_text(&task, &task_path)?.map(Into::into),
@@ -297,7 +313,13 @@ fn task<W: Wire + Clone, P>(
     let summary = match decode::summary(&summary_value, &summary_path)? {
         Some(summary) => Some((summary, payload_of(summary_value))),
         None if summary_value.is_null() => None,
-        None => return Err(wrong(&summary_value, &summary_path, "an object or null")),
+        None => {
+            return Err(invalid_type(
+                &summary_value,
+                &summary_path,
+                "an object or null",
+            ))
+        }
     };
     let sessions_path = path.key("sessions");
     let sessions_value = value.get("sessions");
@@ -316,7 +338,9 @@ fn task<W: Wire + Clone, P>(
 }
 
 fn ids<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<String>, WireError> {
-    each(value, path, &|id, id_path| text(id, id_path).map(Into::into))
+    each(value, path, &|id, id_path| {
+        text(id, id_path).map(Into::into)
+    })
 }
 
 /// `[input, reason, task_id, session_id, message_id, epoch, sequence, held epoch, held
@@ -380,7 +404,13 @@ pub fn snapshot<W: Wire + Clone, P>(
             offset
                 .unsigned()
                 .filter(|n| *n < 1 << 53 && offset.kind() == Kind::Number)
-                .ok_or_else(|| wrong(&offset, &offset_path, "an integer from 0 to 2^53 - 1 or null"))?,
+                .ok_or_else(|| {
+                    invalid_type(
+                        &offset,
+                        &offset_path,
+                        "an integer from 0 to 2^53 - 1 or null",
+                    )
+                })?,
         )
     };
     let position = match (stream, offset) {
@@ -391,8 +421,9 @@ pub fn snapshot<W: Wire + Clone, P>(
 
     let tasks_path = path.key("tasks");
     let task_list = value.get("tasks");
-    let tasks: Vec<TaskSnapshot<P>> =
-        each(&task_list, &tasks_path, &|t, t_path| task(t, t_path, &payload_of))?;
+    let tasks: Vec<TaskSnapshot<P>> = each(&task_list, &tasks_path, &|t, t_path| {
+        task(t, t_path, &payload_of)
+    })?;
     let sessions_path = path.key("sessions");
     let session_list = value.get("sessions");
     let sessions: Vec<SessionSnapshot> = each(&session_list, &sessions_path, &session)?;

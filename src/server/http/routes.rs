@@ -120,7 +120,9 @@ async fn list_tasks(State(app): State<Arc<App>>) -> ApiResult {
                 .map_err(ApiError::projection)?,
         );
     }
-    Ok(ok(json!({ "tasks": tasks, "stream": stream, "offset": offset })))
+    Ok(ok(
+        json!({ "tasks": tasks, "stream": stream, "offset": offset }),
+    ))
 }
 
 /// `GET /api/v1/tasks/:task_id/task-sessions`: newest first with the authoritative projection;
