@@ -1616,20 +1616,7 @@ impl Harness {
             text,
             "hydrate: another snapshot"
         );
-        for s in &self.query_sessions {
-            assert_eq!(
-                session_answers(&hydrated, s),
-                session_answers(&self.store, s),
-                "hydrate answers differently about {s}"
-            );
-        }
-        for t in &self.query_tasks {
-            assert_eq!(
-                task_answers(&hydrated, t),
-                task_answers(&self.store, t),
-                "hydrate answers differently about task {t}"
-            );
-        }
+        self.same_answers(&hydrated, "hydrate");
     }
 
     fn replay_matches(&self) {
@@ -1651,18 +1638,24 @@ impl Harness {
             self.store.digest(),
             "replay ends in another state"
         );
+        self.same_answers(&fresh, "replay");
+    }
+
+    /// `other` answers every queried session and task as the store does (`what` it is, for the
+    /// message).
+    fn same_answers(&self, other: &Store, what: &str) {
         for s in &self.query_sessions {
             assert_eq!(
-                session_answers(&fresh, s),
+                session_answers(other, s),
                 session_answers(&self.store, s),
-                "replay answers differently about {s}"
+                "{what} answers differently about {s}"
             );
         }
         for t in &self.query_tasks {
             assert_eq!(
-                task_answers(&fresh, t),
+                task_answers(other, t),
                 task_answers(&self.store, t),
-                "replay answers differently about task {t}"
+                "{what} answers differently about task {t}"
             );
         }
     }
