@@ -3,13 +3,16 @@
 // one part per page load (fresh wasm instances per part). The result
 // lands in window.__bench for bench/run.mjs. Served with COOP/COEP so the page is
 // cross-origin isolated and performance.now() has its fine (5 µs) resolution.
-import init, * as store from '/pkg/index.js';
 import initRules, * as rules from '/pkg/rules/index.js';
-import '/pkg/trace.js';
 import { SIZES, eventBench, ingestBench, memoryBench, queryBench } from './store.bench.mjs';
 
 const params = new URLSearchParams(location.search);
 const part = params.get('part') ?? 'events';
+// The production build (what apps ship) for speed; the parts that read `store.stats()` on the
+// development build, which has it.
+const STATS_PARTS = new Set(['memory', 'memory-boot', 'ingest']);
+const store = await import(STATS_PARTS.has(part) ? '/pkg/development/index.js' : '/pkg/index.js');
+const init = store.default;
 const options = JSON.parse(params.get('options') ?? '{}');
 const now = () => performance.now();
 const tp = { ...store, ...rules };

@@ -8,7 +8,11 @@ import { performance } from 'node:perf_hooks';
 import { SIZES, eventBench, ingestBench, inputPathsBench, memoryBench, queryBench, scaleBench, subscriberBench } from './store.bench.mjs';
 // TP_MODULE / TP_RULES_MODULE: another build's store / rules entry to compare (a module with the
 // same exports and default init).
-const store = await import(process.env.TP_MODULE ?? 'task-projection');
+const [part = 'events', raw = '{}'] = process.argv.slice(2);
+// The production build (what apps ship) for speed; the parts that read `store.stats()` (memory,
+// ingest) on the development build, which has it (both hold the same state).
+const STATS_PARTS = new Set(['memory', 'memory-boot', 'ingest']);
+const store = await import(process.env.TP_MODULE ?? (STATS_PARTS.has(part) ? 'task-projection/development' : 'task-projection'));
 const rules = await import(process.env.TP_RULES_MODULE ?? 'task-projection/rules');
 const tp = { ...store, ...rules };
 const init = store.default;
@@ -16,7 +20,6 @@ const init = store.default;
 await import('task-projection/trace').catch(() => undefined);
 await rules.default();
 
-const [part = 'events', raw = '{}'] = process.argv.slice(2);
 const options = JSON.parse(raw);
 const now = () => performance.now();
 const wasm = await init();

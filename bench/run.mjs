@@ -3,9 +3,11 @@
 // rescan and against a plain-JS baseline (bench/baseline.mjs: what an app would write instead),
 // in Node (the package's `node` entry), headless Chromium (the `default` entry) and natively
 // (criterion; store and stateless only), then prints one table and writes bench/results.json.
+// Then the first answer on an emulated phone (bench/phone.mjs: the package's page against a
+// plain-JS page, 200 and 5,000 messages; about 1.5–2.5 minutes).
 //
-//   npm run bench                      everything (about 4–5 minutes on 2 cores)
-//   npm run bench -- --skip-native     without cargo bench     (also --skip-browser, --skip-node)
+//   npm run bench                      everything (about 6–7 minutes on 2 cores)
+//   npm run bench -- --skip-native     without cargo bench     (also --skip-browser, --skip-node, --skip-phone)
 //   npm run bench -- --no-build        reuse pkg/ as it is (--no-setup: skip scripts/setup.sh)
 //   npm run bench -- --profile         also print a CPU profile of the Node event loop
 //   npm run bench -- --skip-scale      without the 10⁶-element scale check (Node and native)
@@ -157,6 +159,9 @@ if (!args.has('--skip-browser')) {
     server.close();
   }
 }
+
+// ---- the first answer on a phone (bench/phone.mjs) -----------------------------------------------
+if (!args.has('--skip-phone')) results.phone = JSON.parse(run('phone', process.execPath, ['bench/phone.mjs', '--json']));
 
 // ---- native (criterion) ----------------------------------------------------------------------
 function criterionSample(id) {
@@ -364,6 +369,11 @@ if (fs.existsSync(sizesFile)) {
     const b = sizes.budgets[name];
     out.push(`${name.padEnd(40)}${`${f(m.raw, 0)} / ${f(m.gzip, 0)} / ${f(m.brotli, 0)}`.padStart(30)}${b ? `${f(b.raw, 0)} / ${f(b.gzip, 0)}`.padStart(22) : ''}`);
   }
+  out.push('');
+}
+if (results.phone) {
+  const { table } = await import('./phone.mjs');
+  out.push(table(results.phone));
   out.push('');
 }
 out.push(`results: bench/results.json; logs: ${path.relative(root, logDir)}/; total ${elapsed()}`);

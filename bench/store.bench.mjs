@@ -255,12 +255,18 @@ export function eventBench(tp, n, {
   };
   const store = preloadedStore(tp, history);
   const storeResult = measure(storePass(store), k, { now, budgetMs, warmupMs });
-  const stats = store.stats();
+  // (`stats()` and recording: the development build only.)
+  let stats;
+  try {
+    stats = store.stats();
+  } catch {
+    stats = undefined;
+  }
   store.free();
   // The same pass with a recording on (the runner imports `task-projection/trace`): the cost of
   // the flight recorder per event, a 1 MiB ring wrapping many times.
   let recording;
-  if (recordingOn && typeof tp.ProjectionStore.prototype.startRecording === 'function') {
+  if (recordingOn && stats !== undefined && typeof tp.ProjectionStore.prototype.startRecording === 'function') {
     const recorded = preloadedStore(tp, history);
     recorded.startRecording({ maxBytes: 1 << 20 });
     const result = measure(storePass(recorded), k, { now, budgetMs, warmupMs });

@@ -230,6 +230,24 @@ function report(error) {
 const STATE = new WeakMap();
 
 /** The state of a store that is still usable, or a TaskProjectionError `disposed`. */
+// The development build (the `development` export condition, pkg/development/) is the one whose
+// wasm exports `explain` (Cargo feature `development`): explanations, the rejection log, `digest`,
+// `stats` and the recorder's hook. The production build has none of them, and says so.
+const DEVELOPMENT = typeof WasmProjectionStore.prototype.explain === 'function';
+
+/** `live(store)`, in the development build only (else `development_only`, arguments unread). */
+function development(store, method) {
+  const s = live(store);
+  if (!DEVELOPMENT) {
+    throw taskProjectionError(
+      'development_only',
+      'this',
+      `this: ${method}() is in the development build only: resolve 'task-projection' with the "development" export condition (next dev and vite do; node --conditions=development) or import 'task-projection/development'`,
+    );
+  }
+  return s;
+}
+
 function live(store) {
   const s = STATE.get(store);
   if (s === undefined) throw taskProjectionError('invalid_type', 'this', 'this: not a ProjectionStore (a method called without its store?)');
@@ -471,14 +489,14 @@ export class ProjectionStore {
 
   /** Why the store answers what it does about a session (a fresh plain object; for people). */
   explain(sessionId) {
-    const s = live(this);
+    const s = development(this, 'explain');
     one(sessionId, LEAF, 'sessionId');
     return JSON.parse(s.wasm.explain());
   }
 
   /** Why the store answers what it does about a task's pending owner. */
   explainOwner(taskId, preferredSessionId) {
-    const s = live(this);
+    const s = development(this, 'explainOwner');
     two(taskId, LEAF, 'taskId', preferredSessionId, LEAF, 'preferredSessionId');
     return JSON.parse(s.wasm.explainOwner());
   }
@@ -569,14 +587,16 @@ export class ProjectionStore {
   dehydrate(options) {
     const s = live(this);
     one(options, DEHYDRATE_OPTIONS, 'options');
-    const snapshot = JSON.parse(s.wasm.__dehydrate());
-    // Each held summary (written `true`) is a copy of the caller's object, made here, in JS.
+    const summaries = [];
+    const snapshot = JSON.parse(s.wasm.__dehydrate(summaries));
+    // Each held summary (written as its index in `summaries`) is a copy of the caller's object,
+    // made here, in JS.
     const copies = new Map();
-    const copy = (id) => {
+    const copy = (id, index) => {
       if (!copies.has(id)) {
         let value;
         try {
-          value = JSON.parse(JSON.stringify(this.taskStatusSummary(id)));
+          value = JSON.parse(JSON.stringify(summaries[index]));
         } catch (error) {
           throw taskProjectionError('unreadable_value', 'summary', `the status summary of task ${JSON.stringify(id)} cannot be copied: ${error}`, error);
         }
@@ -584,9 +604,9 @@ export class ProjectionStore {
       }
       return copies.get(id);
     };
-    for (const task of snapshot.tasks) if (task.summary === true) task.summary = copy(task.id);
+    for (const task of snapshot.tasks) if (typeof task.summary === 'number') task.summary = copy(task.id, task.summary);
     for (const [id, answers] of Object.entries(snapshot.answers.tasks)) {
-      if (answers.taskStatusSummary === true) answers.taskStatusSummary = copy(id);
+      if (typeof answers.taskStatusSummary === 'number') answers.taskStatusSummary = copy(id, answers.taskStatusSummary);
     }
     return snapshot;
   }
@@ -670,7 +690,7 @@ export class ProjectionStore {
    * `import 'task-projection/trace'` first (else `recording_unavailable`, options not read).
    */
   startRecording(options) {
-    const s = live(this);
+    const s = development(this, 'startRecording');
     // (No `globalThis` in engines older than 2019: no recorder either.)
     const start = typeof globalThis === 'object' ? globalThis[RECORDER] : undefined;
     if (typeof start !== 'function') throw taskProjectionError('recording_unavailable', 'this', "this: startRecording() needs import 'task-projection/trace' first");
@@ -722,11 +742,11 @@ export class ProjectionStore {
   }
 
   digest() {
-    return live(this).wasm.digest();
+    return development(this, 'digest').wasm.digest();
   }
 
   stats() {
-    return live(this).wasm.stats();
+    return development(this, 'stats').wasm.stats();
   }
 
   /** Releases the store's wasm memory (also done by `dispose()`); no-op when already released. */
@@ -752,6 +772,16 @@ export const __testing = Object.freeze({
   boundaryNames(store) {
     const s = STATE.get(store);
     return s !== undefined && s.boundary !== undefined ? s.boundary.names.size : 0;
+  },
+  /** The whole state `store` holds as the wasm writes it (its snapshot's JSON text, each summary
+   * an index into `summaries`, the caller's own objects), or undefined for another copy's store.
+   * Tests compare it where the production build has no `digest()`. */
+  state(store) {
+    const s = STATE.get(store);
+    if (s === undefined || s.wasm === undefined) return undefined;
+    one(undefined, DEHYDRATE_OPTIONS, 'options');
+    const summaries = [];
+    return { text: s.wasm.__dehydrate(summaries), summaries };
   },
 });
 

@@ -7,9 +7,11 @@
 //   node scripts/build.mjs --if-changed   nothing when pkg/ was built from the same inputs
 //                                   (npm start; stamp.mjs says what the inputs are)
 //
-// The package has two modules (common.mjs, MODULES), each one export set of the crate (a Cargo
-// feature) in its own wasm: the store (`task-projection`, pkg/) and the stateless rule functions
-// (`task-projection/rules`, pkg/rules/). Steps 1-4 run for each module, into its directory.
+// The package has three modules (common.mjs, MODULES), each one export set of the crate (Cargo
+// features) in its own wasm: the store (`task-projection`, pkg/: the production build), its
+// development build (pkg/development/: the `development` export condition; steps 1-2 only) and
+// the stateless rule functions (`task-projection/rules`, pkg/rules/). Steps 1-4 run for each
+// module, into its directory.
 // Steps (each in scripts/build/, run in this order by the driver below):
 //   1. cargo (pinned nightly, wasm32, std rebuilt with -Cpanic=immediate-abort and a lower inline
 //      threshold, target/web) -> wasm-bindgen --target web -> wasm-opt -O2 -ocimfs 0 (npm
@@ -38,7 +40,7 @@
 //      [sizes.mjs; the budgets and their history: budgets.mjs]
 // Shared paths, flags and helpers (run, log, fail, timed): common.mjs.
 import path from 'node:path';
-import { MODULES, dev, preflight, fail, log, rel, timings } from './build/common.mjs';
+import { MODULES, dev, preflight, fail, log, rel, timings, variantsOf } from './build/common.mjs';
 import { buildFallback } from './build/fallback.mjs';
 import { assemblePackage, linkConsumers, writeNodeEntry } from './build/package.mjs';
 import { BUDGETS_AT, reportSizes } from './build/sizes.mjs';
@@ -61,6 +63,7 @@ cleanPackage();
 for (const module of MODULES) {
   const wasmBytes = buildDefaultWasm({ libName: crate.libName, module, targetDir }); // 1
   writeNodeEntry(module, wasmBytes); // 2
+  if (!variantsOf(module).includes('mvp')) continue;
   const mvp = buildMvpWasm({ libName: crate.libName, module, targetDir }); // 3
   buildFallback(module, mvp); // 4
 }

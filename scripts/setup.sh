@@ -7,6 +7,8 @@
 #   - npm devDependencies (binaryen, playwright-core, typescript)  (npm ci)
 #   - Debian postgresql                              (apt-get; the server suite's throwaway cluster)
 #   - nightly + rust-src, wasm-tools                 (rustup, cargo install; every package wasm build, the MVP gate)
+#   - Debian webkit2gtk-driver, firefox-esr, xvfb    (apt-get; the `engines` stage: WebKit and Gecko)
+#   - geckodriver 0.36.0                             (cargo install --locked; Firefox's WebDriver, not in Debian)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -132,6 +134,26 @@ else
   say "install wasm-tools (cargo install, feature validate only)"
   cargo install wasm-tools --locked --no-default-features --features validate ||
     cargo install wasm-tools --no-default-features --features validate
+fi
+
+# 7. Other engines (the `engines` stage, tests/engines/): WebKitGTK's WebDriver with its MiniBrowser
+# (webkit2gtk-driver; MiniBrowser ships in its dependency libwebkit2gtk-4.1-0), Firefox ESR, and
+# Xvfb (MiniBrowser has no headless mode). Debian bookworm packages no geckodriver: it is built
+# from crates.io, pinned, with its published lockfile.
+WEBKIT_MINIBROWSER="$(dpkg -L libwebkit2gtk-4.1-0 2>/dev/null | grep '/MiniBrowser$' | head -n 1 || true)"
+if [ -x /usr/bin/WebKitWebDriver ] && [ -n "$WEBKIT_MINIBROWSER" ] && [ -x "$WEBKIT_MINIBROWSER" ] && [ -x /usr/bin/firefox-esr ] && [ -x /usr/bin/Xvfb ]; then
+  say "skip   webkit2gtk-driver + firefox-esr + xvfb (WebKitGTK $(dpkg-query -W -f='${Version}' webkit2gtk-driver 2>/dev/null), $(/usr/bin/firefox-esr --version 2>/dev/null))"
+else
+  say "install webkit2gtk-driver firefox-esr xvfb (apt-get)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y webkit2gtk-driver firefox-esr xvfb
+fi
+GECKODRIVER_VERSION="0.36.0"
+if [ "$(geckodriver --version 2>/dev/null | awk 'NR == 1 { print $2 }')" = "$GECKODRIVER_VERSION" ]; then
+  say "skip   geckodriver $GECKODRIVER_VERSION (installed)"
+else
+  say "install geckodriver $GECKODRIVER_VERSION (cargo install --locked; about 2 min cold)"
+  cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
 fi
 
 say "done"

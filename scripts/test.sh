@@ -3,7 +3,8 @@
 #   setup -> clippy -> native cargo test -> server suites (features `server,test-client`: SQLite,
 #   then the same suites against a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium)
 #   -> package build -> tsc on the consumer file -> node:test against the built package (Node +
-#   Chromium).
+#   Chromium) -> the package's pages in WebKit and Firefox (`engines`) -> end-to-end (the demo
+#   page and the real server, Chromium) -> packaging (the packed tarball in Next.js, Vite, Node).
 # Every stage runs even when an earlier independent one failed (stages that need the package
 # build are skipped when it failed), then a summary with durations and per-runner test counts.
 # Logs: tests/artifacts/logs/<stage>.log.
@@ -99,10 +100,34 @@ if [ -z "${SETUP_FAILED:-}" ]; then
     stage tsc node_modules/.bin/tsc --noEmit -p tests/types || true
     COUNTS_JSON="$ROOT/tests/artifacts/node-test-counts.json"
     rm -f "$COUNTS_JSON"
+    # Every JS test against the production build that apps ship (`task-projection` with no
+    # `development` condition; the tests of the development features import
+    # `task-projection/development`), then the files that prove both builds alike (every store
+    # scenario, the convergence properties, the hostile catalogue, snapshots) again on the
+    # development build (tests/js/build.mjs says which build a process resolved).
     stage node-test node --test \
       --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$COUNTS_JSON" \
       tests/js/ || true
+    DEVELOPMENT_COUNTS="$ROOT/tests/artifacts/node-test-development-counts.json"
+    rm -f "$DEVELOPMENT_COUNTS"
+    stage node-test-development node --conditions=development --test \
+      --test-reporter=spec --test-reporter-destination=stdout \
+      --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$DEVELOPMENT_COUNTS" \
+      tests/js/store.node.test.mjs tests/js/store.convergence.test.mjs tests/js/hostile.test.mjs \
+      tests/js/store.snapshot.test.mjs tests/js/store.api.test.mjs || true
+    # Other engines (tests/engines/, W3C WebDriver): the store and rules pages against every
+    # browser entry of pkg/ in WebKit (WebKitGTK's MiniBrowser under Xvfb, WebKitWebDriver) and
+    # Gecko (headless Firefox ESR, geckodriver), the demo at 390x844 in WebKit against the real
+    # server, and the wasm-bindgen-test browser suite in Firefox (built by wasm-node-chromium above).
+    # 30-50 s once built. Each WebDriver call has its own deadline; `timeout` ends a hung run (the tests
+    # kill their Xvfb, drivers and browsers on SIGTERM).
+    ENGINES_COUNTS="$ROOT/tests/artifacts/engines-counts.json"
+    rm -f "$ENGINES_COUNTS"
+    stage engines bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server || exit
+      timeout --kill-after=30 900 node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+        --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$0" tests/engines/ && exit
+      rc=$?; if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "engines: stopped after 900 s (timeout)"; fi; exit "$rc"' "$ENGINES_COUNTS" || true
     # End-to-end: the demo page (www/dist) in headless Chromium against the real server binary
     # (feature `server`) on throwaway SQLite files, driven by the simulator endpoints.
     E2E_COUNTS="$ROOT/tests/artifacts/e2e-counts.json"
@@ -119,6 +144,8 @@ if [ -z "${SETUP_FAILED:-}" ]; then
   else
     skip_stage tsc "package build failed"
     skip_stage node-test "package build failed"
+    skip_stage node-test-development "package build failed"
+    skip_stage engines "package build failed"
     skip_stage e2e "package build failed"
     skip_stage packaging "package build failed"
   fi
@@ -136,7 +163,7 @@ done
 printf '%-20s %-8s %8s\n' total "" "$TOTAL_SECONDS"
 
 # Per-runner counts of the node:test stages (written by scripts/node-test-counts.mjs).
-COUNT_FILES=("${COUNTS_JSON:-/nonexistent}" "${E2E_COUNTS:-/nonexistent}" "${PACKAGING_COUNTS:-/nonexistent}")
+COUNT_FILES=("${COUNTS_JSON:-/nonexistent}" "${DEVELOPMENT_COUNTS:-/nonexistent}" "${ENGINES_COUNTS:-/nonexistent}" "${E2E_COUNTS:-/nonexistent}" "${PACKAGING_COUNTS:-/nonexistent}")
 if [ -s "${COUNTS_JSON:-/nonexistent}" ]; then
   echo
   echo "node:test runners:"
@@ -145,7 +172,9 @@ if [ -s "${COUNTS_JSON:-/nonexistent}" ]; then
     for (const file of process.argv.slice(1)) {
       if (!fs.existsSync(file)) continue;
       const { groups } = JSON.parse(fs.readFileSync(file, "utf8"));
-      for (const [name, c] of Object.entries(groups)) {
+      const build = file.includes("development") ? "[development build] " : "";
+      for (const [group, c] of Object.entries(groups)) {
+        const name = build + group;
         const extra = c.skip + c.todo ? `, ${c.skip + c.todo} skipped` : "";
         console.log(`  ${name.padEnd(64)} ${c.pass} passed, ${c.fail} failed${extra}`);
       }

@@ -2,7 +2,7 @@
 //! `messages[2].metadata.status`, and carries a stable machine code that the wasm binding puts
 //! on the thrown JS `Error` as `code`.
 
-use thiserror::Error;
+use std::fmt;
 
 /// The stable machine codes of [`WireError`]. Callers switch on these, never on the message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,25 +35,29 @@ impl ErrorCode {
 }
 
 /// Malformed input. `field` is the path of the offending value.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireError {
-    #[error("{field}: expected {expected}, got {got}")]
     InvalidType {
         field: String,
         expected: &'static str,
         got: &'static str,
     },
-    #[error("{field}: {problem}")]
-    InvalidValue { field: String, problem: String },
-    #[error("{field}: {problem}")]
+    InvalidValue {
+        field: String,
+        problem: String,
+    },
     InvalidRevision {
         field: String,
         problem: &'static str,
     },
-    #[error("{field}: epoch \"{epoch}\" is not all decimal digits")]
-    MalformedEpoch { field: String, epoch: String },
-    #[error("{field}: {problem}")]
-    UnsupportedVersion { field: String, problem: String },
+    MalformedEpoch {
+        field: String,
+        epoch: String,
+    },
+    UnsupportedVersion {
+        field: String,
+        problem: String,
+    },
 }
 
 /// At most this many bytes (UTF-8) of an offending value are quoted in an error message, so a
@@ -71,13 +75,44 @@ pub fn quoted(text: &str) -> std::borrow::Cow<'_, str> {
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
     let (head, rest) = text.split_at(end);
-    std::borrow::Cow::Owned(format!(
-        "{head}… ({} more characters)",
-        rest.chars().count()
-    ))
+    std::borrow::Cow::Owned(
+        [
+            head,
+            "… (",
+            &crate::text::decimal(rest.chars().count() as u64),
+            " more characters)",
+        ]
+        .concat(),
+    )
 }
 
 impl WireError {
+    /// The message: `messages[2].type: expected a string, got number` (written without
+    /// `core::fmt`, which the wasm builds then link none of; `Display` writes the same).
+    pub fn message(&self) -> String {
+        match self {
+            WireError::InvalidType {
+                field,
+                expected,
+                got,
+            } => [field.as_str(), ": expected ", expected, ", got ", got].concat(),
+            WireError::InvalidValue { field, problem }
+            | WireError::UnsupportedVersion { field, problem } => {
+                [field.as_str(), ": ", problem].concat()
+            }
+            WireError::InvalidRevision { field, problem } => {
+                [field.as_str(), ": ", problem].concat()
+            }
+            WireError::MalformedEpoch { field, epoch } => [
+                field.as_str(),
+                ": epoch \"",
+                epoch,
+                "\" is not all decimal digits",
+            ]
+            .concat(),
+        }
+    }
+
     /// The stable machine code of this error.
     pub fn code(&self) -> ErrorCode {
         match self {
@@ -100,6 +135,14 @@ impl WireError {
         }
     }
 }
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for WireError {}
 
 #[cfg(test)]
 mod tests {

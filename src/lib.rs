@@ -29,6 +29,7 @@ pub(crate) mod hash;
 pub mod rules;
 mod sort;
 pub mod store;
+pub(crate) mod text;
 /// Traces (docs/trace-format.md): native only. The package records in JS (`js/trace.js`), so the
 /// wasm carries none of it; this is the native API and the reference the JS recorder is checked
 /// against (`tests/js/trace.test.mjs`).

@@ -8,7 +8,7 @@ window.addEventListener('error', (event) => {
   const banner = document.getElementById('error-banner');
   if (banner) {
     banner.hidden = false;
-    banner.textContent = 'Could not load the page script or the engine (/pkg/index.js).';
+    banner.textContent = 'Could not load the page script or the engine (/pkg/development/index.js).';
   }
   document.body.dataset.ready = 'error';
 }, true);

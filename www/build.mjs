@@ -39,8 +39,10 @@ fs.mkdirSync(path.join(dist, 'inspect'), { recursive: true });
 // The package stays outside the bundles, imported by its URL on this server (pkg/ is served at
 // /pkg/, and its init() finds the .wasm next to /pkg/index.js through import.meta.url). By URL
 // rather than through an import map: the server's Content-Security-Policy allows no inline script.
+// The demo explains itself (`explain`, the recorder): it loads the package's development build,
+// as an app does under `next dev` or `vite` (the `development` export condition).
 const PACKAGE_URLS = {
-  'task-projection': '/pkg/index.js',
+  'task-projection': '/pkg/development/index.js',
   'task-projection/connect': '/pkg/connect.js',
   'task-projection/trace': '/pkg/trace.js',
 };

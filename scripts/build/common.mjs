@@ -8,11 +8,14 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const pkgDir = path.join(root, 'pkg');
 /**
- * The package's two modules, each one export set of the crate (a Cargo feature) built into its own
+ * The package's modules, each one export set of the crate (Cargo features) built into its own
  * wasm, with the JS that wraps it (js/<name>, copied beside each of its glue copies: the module's
- * directory and its mvp/ and fallback/ subdirectories):
- * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad (the recorder of
- *   `startRecording` and `replayTrace` are `task-projection/trace`, helpers of package.mjs);
+ * directory and, unless `variants` says otherwise, its mvp/ and fallback/ subdirectories):
+ * - `store`: `task-projection` (pkg/): ProjectionStore and boundedLoad, the production build (the
+ *   recorder of `startRecording` and `replayTrace` are `task-projection/trace`, helpers of
+ *   package.mjs);
+ * - `store-development`: the same API with the development features (pkg/development/: the
+ *   `development` export condition of `task-projection`, and `task-projection/development`);
  * - `rules`: `task-projection/rules` (pkg/rules/): the stateless rule functions.
  * `at` is the module's directory in pkg/; `entry` fills the placeholders of the static entries
  * (static/README.md): its import name, the JS wrapping its wasm exports, its export lines.
@@ -23,10 +26,20 @@ export const MODULES = [
     entry: { MODULE: 'task-projection', WRAPPER: 'store.js', EXPORTS: "export { ProjectionStore } from './store.js';\nexport { boundedLoad } from './load.js';" },
   },
   {
+    name: 'store-development', checks: 'store', feature: 'store-exports,development', dir: path.join(pkgDir, 'development'), at: 'development', js: ['read.js', 'store.js', 'load.js'],
+    // The development build of the store: its wasm keeps `explain`, `explainOwner`, the rejection
+    // log, `digest`, `stats` and the recorder's hook (Cargo feature `development`). Only the
+    // default wasm and node.js: the MVP and fallback builds are for old engines in production.
+    variants: [''],
+    entry: { MODULE: 'task-projection (development build)', WRAPPER: 'store.js', EXPORTS: "export { ProjectionStore } from './store.js';\nexport { boundedLoad } from './load.js';" },
+  },
+  {
     name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), at: 'rules', js: ['read.js', 'api.js'],
     entry: { MODULE: 'task-projection/rules', WRAPPER: 'api.js', EXPORTS: "export * from './api.js';" },
   },
 ];
+/** The glue directories of `module`: '' (its own), then 'mvp' and 'fallback' unless it has fewer. */
+export const variantsOf = (module) => module.variants ?? ['', 'mvp', 'fallback'];
 /** The static entries (scripts/build/static/) copied into pkg/ by the package step. */
 export const staticDir = path.join(root, 'scripts', 'build', 'static');
 export const dev = process.argv.includes('--dev');

@@ -8,7 +8,7 @@
 // data (version, files), so it stays code below.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODULES, OUT_NAME, fail, log, pkgDir, root, staticDir } from './common.mjs';
+import { MODULES, OUT_NAME, fail, log, pkgDir, root, staticDir, variantsOf } from './common.mjs';
 
 /** scripts/build/static/<name> -> pkg/<name>, byte for byte. */
 function copyStatic(name) {
@@ -48,7 +48,7 @@ export function assemblePackage({ version, description, license, repository }) {
       if (/from '\.\.\//.test(text)) fail(`js/${name}: imports outside its module's directory`);
       return [name, text];
     });
-    for (const sub of ['', 'mvp', 'fallback']) {
+    for (const sub of variantsOf(module)) {
       const dir = path.join(module.dir, sub);
       // index.js: the browser/bundler entry of each glue directory (`init()` once, then the API).
       copyEntry(module, path.posix.join(sub, 'index.js'));
@@ -57,8 +57,7 @@ export function assemblePackage({ version, description, license, repository }) {
     const at = (name) => path.posix.join(module.at, name);
     files.push(
       ...[`${OUT_NAME}_bg.wasm`, `${OUT_NAME}.js`, `${OUT_NAME}.d.ts`, `${OUT_NAME}_bg.wasm.d.ts`, 'node.js', 'index.js', ...module.js].map(at),
-      at('mvp/'),
-      at('fallback/'),
+      ...variantsOf(module).filter(Boolean).map((sub) => at(`${sub}/`)),
     );
   }
 
@@ -85,6 +84,13 @@ export function assemblePackage({ version, description, license, repository }) {
   for (const name of ['subscription.js', 'replay.js']) {
     fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
     files.push(name);
+  }
+  // The recorder is a development feature: `replayTrace` records on the development build's store.
+  {
+    const replay = path.join(pkgDir, 'replay.js');
+    const text = fs.readFileSync(replay, 'utf8');
+    if (text.split("from './store.js'").length !== 2) fail("js/replay.js: expected one import from './store.js'");
+    fs.writeFileSync(replay, text.replace("from './store.js'", "from './development/store.js'"));
   }
   // `task-projection/trace` for the `node` and `edge-light` conditions: the recorder, with the
   // top module's wasm instantiated at import (node.js), so `replayTrace` works with no other import.
@@ -117,10 +123,15 @@ export function assemblePackage({ version, description, license, repository }) {
     exports: {
       '.': {
         types,
+        // `next dev`, `vite` (serve), webpack in development mode and `node --conditions=development`
+        // resolve the development build: explanations, the rejection log, digest, stats, recording.
+        development: { node: './development/node.js', 'edge-light': './development/node.js', default: './development/index.js' },
         node: './node.js',
         'edge-light': './node.js',
         default: './index.js',
       },
+      // The development build whatever the conditions (an inspector, a devtools page in production).
+      './development': { types, node: './development/node.js', 'edge-light': './development/node.js', default: './development/index.js' },
       './react': { types: './react.d.ts', default: './react.js' },
       './connect': { types: './connect.d.ts', default: './connect.js' },
       './trace': { types: './trace.d.ts', node: './trace.node.js', 'edge-light': './trace.node.js', default: './trace.js' },
@@ -148,7 +159,7 @@ export function assemblePackage({ version, description, license, repository }) {
     peerDependenciesMeta: { react: { optional: true } },
     // The modules that initialize at import (must never be dropped as side-effect free; trace.js
     // installs the recorder: `import 'task-projection/trace'` is all an app writes).
-    sideEffects: ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js'],
+    sideEffects: ['./node.js', './development/node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js'],
   };
   fs.writeFileSync(path.join(pkgDir, 'package.json'), `${JSON.stringify(pkgJson, null, 2)}\n`);
 }

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MODULES, OUT_NAME, fail, log, rel, root } from './common.mjs';
+import { MODULES, OUT_NAME, fail, log, rel, root, variantsOf } from './common.mjs';
 
 // --- 6. smoke checks -------------------------------------------------------------------------------
 function smoke(name, source, flags = []) {
@@ -36,12 +36,23 @@ const CHECKS = {
   console.log(fns.length + ' functions, rules ok');`,
 };
 
+/** The store's development features: present in the development build, a typed error in the others. */
+const DEVELOPMENT_CHECK = (development) => `
+  if (typeof m.ProjectionStore === 'function') {
+    const d = new m.ProjectionStore();
+    let code = 'none';
+    try { d.explain('s'); } catch (e) { code = e.code; }
+    d.free();
+    if (code !== ${development ? "'none'" : "'development_only'"}) throw new Error('explain(): ' + code);
+  }`;
+
 /** Each module through its node.js, fallback/ (no WebAssembly) and mvp/. */
 export function smokeChecks() {
   for (const module of MODULES) {
-    const check = CHECKS[module.name];
+    const check = CHECKS[module.checks ?? module.name] + DEVELOPMENT_CHECK(module.name === 'store-development');
     const url = (...parts) => JSON.stringify(pathToFileURL(path.join(module.dir, ...parts)).href);
     smoke(`${rel(path.join(module.dir, 'node.js'))}`, `const m = await import(${url('node.js')});${check}`);
+    if (!variantsOf(module).includes('mvp')) continue;
     smoke(
       `${rel(path.join(module.dir, 'fallback', 'index.js'))} without WebAssembly`,
       `delete globalThis.WebAssembly;

@@ -27,10 +27,16 @@ const NIGHTLY = 'nightly-2026-05-19';
 // - `-inline-threshold=75` (LLVM's default is 225): fewer large functions copied into their
 //   callers: -4.4 KB gzip, per event within the noise of five interleaved Node runs (2026-12-02,
 //   scripts/build/budgets.mjs).
+// - `-Zfmt-debug=none`, `-Zlocation-detail=none`: `Debug` formatting and panic locations
+//   compiled out (nothing in a wasm build prints either): rules wasm -1.6 KB gzip; the store's
+//   production build links no `core::fmt` at all (its numbers and error messages are written by
+//   `crate::text`), so the flags change nothing there.
+// Measured and not taken (2026-12-04, budgets.mjs): `opt-level = "z"` (production store -4.2 KB
+// gzip, +20 % per event in Node), `-Oz` in wasm-opt (+4 to +8 KB gzip).
 // The size flags are measured in budgets.mjs; the profile (opt-level 2, LTO, one codegen unit) is
 // Cargo.toml's [profile.release], with `panic = "abort"` added here (Cargo.toml leaves it out so
 // native optimized tests and benchmarks build the library once).
-const SIZE_FLAGS = ['-Zunstable-options', '-Cpanic=immediate-abort', '-Cllvm-args=-inline-threshold=75'];
+const SIZE_FLAGS = ['-Zunstable-options', '-Cpanic=immediate-abort', '-Cllvm-args=-inline-threshold=75', '-Zfmt-debug=none', '-Zlocation-detail=none'];
 
 /** cargo on the pinned nightly for one module, std rebuilt; returns the raw wasm's path. */
 function cargoWasm({ libName, module, targetDir, rustflags }) {

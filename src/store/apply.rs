@@ -34,11 +34,13 @@ impl<P: Clone> ProjectionStore<P> {
             .position(|s| s.task_id().is_some_and(|t| t != task_id))
         {
             Some(index) => Err(WireError::InvalidValue {
-                field: format!("{root}[{index}].task_id"),
-                problem: format!(
-                    "the session belongs to another task than \"{}\"",
-                    crate::error::quoted(task_id)
-                ),
+                field: [root, "[", &crate::text::decimal(index as u64), "].task_id"].concat(),
+                problem: [
+                    "the session belongs to another task than \"",
+                    &crate::error::quoted(task_id),
+                    "\"",
+                ]
+                .concat(),
             }),
             None => Ok(()),
         }

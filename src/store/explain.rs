@@ -19,6 +19,7 @@ use crate::rules::revision::{can_replace, ReplaceReason};
 use crate::rules::turn::{turn_standing, CurrentTurn, TurnStanding};
 
 /// How many rejected inputs the store remembers (store-wide; an explanation lists its own).
+#[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
 const REJECTIONS: usize = 64;
 
 /// How many turns and requests an explanation lists (the most relevant first).
@@ -87,6 +88,7 @@ impl Rejection {
 pub(super) struct Rejections(VecDeque<Rejection>);
 
 impl Rejections {
+    #[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
     pub(super) fn push(&mut self, rejection: Rejection) {
         if self.0.len() >= REJECTIONS {
             self.0.pop_front();
@@ -208,6 +210,7 @@ pub struct OwnerExplanation<'a> {
 }
 
 /// A rejected input as its apply call sees it ([`ProjectionStore::note_rejection`] copies it).
+#[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
 pub(super) struct Noted<'a> {
     pub(super) input: Input,
     pub(super) reason: Reason,
@@ -222,6 +225,13 @@ pub(super) struct Noted<'a> {
 impl<P: Clone> ProjectionStore<P> {
     /// Records a rejected input (see [`Rejections`]) with the revision held now: a rejected
     /// input left it as it was. Out of line: rejections are rare, and the apply paths stay small.
+    /// Without the `development` feature (the package's production build) nothing is recorded:
+    /// the log only serves [`Self::explain`] and the snapshot's copy of it.
+    #[cfg(not(feature = "development"))]
+    #[inline(always)]
+    pub(super) fn note_rejection(&mut self, _noted: Noted<'_>) {}
+
+    #[cfg(feature = "development")]
     #[inline(never)]
     pub(super) fn note_rejection(&mut self, noted: Noted<'_>) {
         let (revision, held) = if noted.input == Input::StatusSummary {
@@ -503,8 +513,8 @@ impl Json {
     #[inline(never)]
     pub(super) fn num(&mut self, key: &str, value: Option<u64>) {
         match value {
-            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&n.to_string())),
-            Some(n) => self.raw(key, &n.to_string()),
+            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&crate::text::decimal(n))),
+            Some(n) => self.raw(key, &crate::text::decimal(n)),
             None => self.raw(key, "null"),
         }
     }

@@ -22,6 +22,7 @@ use crate::rules::model::{
 use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
 use crate::rules::turn::CurrentTurn;
+use crate::text::push_uint;
 
 /// The `format` of every snapshot.
 pub const FORMAT: &str = "task-projection/snapshot";
@@ -194,9 +195,11 @@ impl Json {
     fn sequence(&mut self, sequence: u64) {
         self.sep();
         if sequence > (1 << 53) - 1 {
-            self.text(&sequence.to_string());
+            let mut digits = String::new();
+            push_uint(&mut digits, sequence);
+            self.text(&digits);
         } else {
-            self.0.push_str(&sequence.to_string());
+            push_uint(&mut self.0, sequence);
         }
     }
 
@@ -219,7 +222,7 @@ impl Json {
     fn total(&mut self, total: Option<f64>) {
         self.sep();
         match clarification::gate(total) {
-            Some(count) => self.0.push_str(&count.to_string()),
+            Some(count) => push_uint(&mut self.0, count),
             None => self.0.push_str("null"),
         }
     }
@@ -238,7 +241,8 @@ impl Json {
             let flags = bit(t.flags.lifecycle_only, LIFECYCLE_ONLY)
                 | bit(t.flags.prompt_dispatch_pending, DISPATCH_PENDING)
                 | bit(t.flags.prompt_dispatch_attempted, DISPATCH_ATTEMPTED);
-            self.item_raw(&flags.to_string());
+            self.sep();
+            push_uint(&mut self.0, flags);
             self.0.push(']');
         }
     }
@@ -428,13 +432,18 @@ impl<P: Clone> ProjectionStore<P> {
             j.item(Some(row.id_str()));
             match row.turn_id_str() {
                 Some(turn) => match turn_index.get(turn) {
-                    Some(i) => j.item_raw(&i.to_string()),
+                    Some(&i) => {
+                        j.sep();
+                        push_uint(&mut j.0, i as u64);
+                    }
                     None => j.item(Some(turn)),
                 },
                 None => j.item_raw("null"),
             }
-            j.item_raw(&kind_code(row.kind()).to_string());
-            j.item_raw(&status_code(row.status()).to_string());
+            j.sep();
+            push_uint(&mut j.0, u64::from(kind_code(row.kind())));
+            j.sep();
+            push_uint(&mut j.0, status_code(row.status()) as u64);
             j.item(row.pending_id_str());
             j.total(row.question_total());
             let created = row.created();
@@ -598,6 +607,8 @@ impl<P: Clone> ProjectionStore<P> {
             };
             store.tasks.insert(Box::from(t.id), entry);
         }
+        // Decoded (and so validated) by every build; kept where the log is (`development`).
+        #[cfg(feature = "development")]
         for r in snapshot.rejected {
             store.rejected.push(r);
         }

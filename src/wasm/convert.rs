@@ -153,7 +153,7 @@ pub fn misuse(field: &str) -> JsValue {
 /// A typed error as a JS `Error` with `name` `TaskProjectionError`, a stable `code` and the
 /// offending `field`.
 pub fn js_error(error: WireError) -> JsValue {
-    let js = js_sys::Error::new(&error.to_string());
+    let js = js_sys::Error::new(&error.message());
     js.set_name("TaskProjectionError");
     // Setting a property on a fresh Error object cannot fail.
     let _ = Reflect::set(

@@ -81,6 +81,7 @@ pub struct JsProjectionStore {
     last_apply: Cell<Reason>,
     /// `last_reason` when the trace recorder asked for the held ids (`__held(false)`), put back
     /// by `__held(true)` after its queries.
+    #[cfg(feature = "development")]
     kept_reason: Cell<Reason>,
     disposed: Cell<bool>,
     /// Whether a row of the message page being applied by `store.js` changed something.
@@ -112,6 +113,7 @@ impl JsProjectionStore {
             cache: RefCell::default(),
             last_reason: Cell::new(Reason::Unchanged),
             last_apply: Cell::new(Reason::Unchanged),
+            #[cfg(feature = "development")]
             kept_reason: Cell::new(Reason::Unchanged),
             disposed: Cell::new(false),
             page_changed: Cell::new(false),
@@ -492,12 +494,18 @@ impl JsProjectionStore {
         self.store.borrow().restored()
     }
 
-    // `__dehydrate()` (options on the tape) → the snapshot as JSON text, each held summary written
-    // as `true` for `store.js` to fill in with a copy of the caller's object.
+    // `__dehydrate(summaries)` (options on the tape) → the snapshot as JSON text, each held summary
+    // written as its index in `summaries` (pushed here) for `store.js` to replace with a copy of
+    // the caller's object. No query runs: `lastReason()` stays as it was.
     #[wasm_bindgen(js_name = __dehydrate, skip_typescript)]
-    pub fn dehydrate(&self) -> Result<String, JsValue> {
+    pub fn dehydrate(&self, summaries: Array) -> Result<String, JsValue> {
         let store = self.store.borrow();
-        with_tape(|t| api::dehydrate(&store, &t.arg(0), |_, out| out.push_str("true")))
+        with_tape(|t| {
+            api::dehydrate(&store, &t.arg(0), |payload, out| {
+                let index = summaries.push(payload).saturating_sub(1);
+                crate::text::push_uint(out, u64::from(index));
+            })
+        })
     }
 
     // `__hydrate(objects)` (snapshot and options on the tape): this store (a new one, `store.js`
@@ -731,21 +739,6 @@ impl JsProjectionStore {
         Ok(owner.map_or(JsValue::UNDEFINED, |o| JsValue::from_str(o.unwrap_or(""))))
     }
 
-    /// `explain(sessionId)` → the session's explanation as JSON text (`store.js` parses it).
-    #[wasm_bindgen(js_name = explain, skip_typescript)]
-    pub fn explain(&self) -> Result<String, JsValue> {
-        let id = Self::query_id("sessionId")?;
-        Ok(self.store.borrow().explain(&id).to_json())
-    }
-
-    /// `explainOwner(taskId, preferredSessionId?)` → the owner explanation as JSON text.
-    #[wasm_bindgen(js_name = explainOwner, skip_typescript)]
-    pub fn explain_owner(&self) -> Result<String, JsValue> {
-        let (id, preferred) = Self::owner_args()?;
-        let store = self.store.borrow();
-        Ok(store.explain_owner(&id, preferred.as_deref()).to_json())
-    }
-
     /// `lastReason()`: the machine-readable reason of the last query or event, e.g.
     /// `"open_turn_outranks_completed"`, `"older_revision_rejected"`, `"owner_not_input_capable"`.
     #[wasm_bindgen(js_name = lastReason, skip_typescript)]
@@ -765,7 +758,11 @@ impl JsProjectionStore {
     /// `beginSelection(taskId, { preferredSessionId })` → `{ ticket, reload }`.
     #[wasm_bindgen(js_name = beginSelection, skip_typescript)]
     pub fn begin_selection(&self) -> JsResult {
-        let ticket = uuid::Uuid::new_v4().to_string();
+        // Written without `core::fmt` (`to_string` would link it into the wasm).
+        let ticket = uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut uuid::Uuid::encode_buffer())
+            .to_owned();
         let begun = with_tape(|t| {
             api::begin_selection(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1), ticket)
         })?;
@@ -808,40 +805,6 @@ impl JsProjectionStore {
         }
     }
 
-    // `__held(false)` → `{ engine, tasks, sessions }`: the crate version and the ids held, for
-    // the trace recorder (`js/trace.js`), which then asks their answers through the public
-    // queries; `__held(true)` afterwards puts back the `lastReason()` those queries overwrote.
-    // (Not a doc comment: wasm-bindgen would copy it into the JS glue.)
-    #[wasm_bindgen(js_name = __held, skip_typescript)]
-    pub fn held(&self, restore: bool) -> JsValue {
-        if restore {
-            self.last_reason.set(self.kept_reason.get());
-            return JsValue::UNDEFINED;
-        }
-        self.kept_reason.set(self.last_reason.get());
-        let store = self.store.borrow();
-        let held = Object::new();
-        set(
-            &held,
-            "engine",
-            &JsValue::from_str(env!("CARGO_PKG_VERSION")),
-        );
-        set(
-            &held,
-            "tasks",
-            &store.task_ids().map(JsValue::from_str).collect::<Array>(),
-        );
-        set(
-            &held,
-            "sessions",
-            &store
-                .session_ids()
-                .map(JsValue::from_str)
-                .collect::<Array>(),
-        );
-        held.into()
-    }
-
     /// `__takeChanges()` → `{ tasks, sessions }` changed since the last call, or `null`.
     #[wasm_bindgen(js_name = __takeChanges, skip_typescript)]
     pub fn take_changes(&self) -> JsValue {
@@ -878,12 +841,35 @@ impl JsProjectionStore {
         *self.store.borrow_mut() = Store::without_change_tracking();
         *self.cache.borrow_mut() = Default::default();
     }
+}
+
+// Development build only (Cargo feature `development`, the package's `development` export
+// condition): explanations, the state digest, memory statistics and the trace recorder's hook.
+// The production build leaves them and their strings out; `store.js` then throws
+// `development_only` for them.
+#[cfg(feature = "development")]
+#[wasm_bindgen(js_class = ProjectionStore)]
+impl JsProjectionStore {
+    /// `explain(sessionId)` → the session's explanation as JSON text (`store.js` parses it).
+    #[wasm_bindgen(js_name = explain, skip_typescript)]
+    pub fn explain(&self) -> Result<String, JsValue> {
+        let id = Self::query_id("sessionId")?;
+        Ok(self.store.borrow().explain(&id).to_json())
+    }
+
+    /// `explainOwner(taskId, preferredSessionId?)` → the owner explanation as JSON text.
+    #[wasm_bindgen(js_name = explainOwner, skip_typescript)]
+    pub fn explain_owner(&self) -> Result<String, JsValue> {
+        let (id, preferred) = Self::owner_args()?;
+        let store = self.store.borrow();
+        Ok(store.explain_owner(&id, preferred.as_deref()).to_json())
+    }
 
     /// `digest()`: a hash of the decision-relevant state, as a decimal string (tests compare it
     /// before and after a rejected call).
     #[wasm_bindgen(skip_typescript)]
     pub fn digest(&self) -> String {
-        self.store.borrow().digest().to_string()
+        crate::text::decimal(self.store.borrow().digest())
     }
 
     /// `stats()` → `{ messages, messageBytes }` (memory benchmark).
@@ -899,5 +885,39 @@ impl JsProjectionStore {
         set(&object, "messages", &JsValue::from_f64(messages));
         set(&object, "messageBytes", &JsValue::from_f64(bytes));
         object.into()
+    }
+
+    // `__held(false)` → `{ engine, tasks, sessions }`: the crate version and the ids held, for
+    // the trace recorder (`js/trace.js`), which then asks their answers through the public
+    // queries; `__held(true)` afterwards puts back the `lastReason()` those queries overwrote.
+    // (Not a doc comment: wasm-bindgen would copy it into the JS glue.)
+    #[wasm_bindgen(js_name = __held, skip_typescript)]
+    pub fn held(&self, restore: bool) -> JsValue {
+        if restore {
+            self.last_reason.set(self.kept_reason.get());
+            return JsValue::UNDEFINED;
+        }
+        self.kept_reason.set(self.last_reason.get());
+        let store = self.store.borrow();
+        let held = Object::new();
+        set(
+            &held,
+            "engine",
+            &JsValue::from_str(env!("CARGO_PKG_VERSION")),
+        );
+        set(
+            &held,
+            "tasks",
+            &store.task_ids().map(JsValue::from_str).collect::<Array>(),
+        );
+        set(
+            &held,
+            "sessions",
+            &store
+                .session_ids()
+                .map(JsValue::from_str)
+                .collect::<Array>(),
+        );
+        held.into()
     }
 }

@@ -135,7 +135,7 @@ pub fn compare_revisions_of<W: Wire>(a: &W, b: &W) -> Result<Ordering, WireError
     let (a_path, b_path) = (Path::Root("a"), Path::Root("b"));
     let required = |value: &W, path: &Path<'_>| {
         decode::revision(value, path)?.ok_or_else(|| WireError::InvalidRevision {
-            field: path.to_string(),
+            field: path.text(),
             problem: "expected a revision object {epoch, sequence}",
         })
     };
@@ -147,7 +147,7 @@ pub fn compare_revisions_of<W: Wire>(a: &W, b: &W) -> Result<Ordering, WireError
             Side::Incoming => (b_path, &b.epoch),
         };
         WireError::MalformedEpoch {
-            field: path.key("epoch").to_string(),
+            field: path.key("epoch").text(),
             epoch: crate::error::quoted(epoch).into_owned(),
         }
     })

@@ -19,7 +19,7 @@ pub(super) fn invalid_type<W: Wire>(
     expected: &'static str,
 ) -> WireError {
     WireError::InvalidType {
-        field: path.to_string(),
+        field: path.text(),
         expected,
         got: value.kind().name(),
     }
@@ -27,7 +27,7 @@ pub(super) fn invalid_type<W: Wire>(
 
 fn invalid_revision(path: &Path<'_>, problem: &'static str) -> WireError {
     WireError::InvalidRevision {
-        field: path.to_string(),
+        field: path.text(),
         problem,
     }
 }
@@ -150,11 +150,13 @@ pub fn pending_action<W: Wire>(
         return match PendingAction::parse(text) {
             Some(action) => Ok(Some(Some(action))),
             None => Err(WireError::InvalidValue {
-                field: path.to_string(),
-                problem: format!(
-                    "expected \"clarification\", \"permission\" or null, got \"{}\"",
-                    crate::error::quoted(text)
-                ),
+                field: path.text(),
+                problem: [
+                    "expected \"clarification\", \"permission\" or null, got \"",
+                    &crate::error::quoted(text),
+                    "\"",
+                ]
+                .concat(),
             }),
         };
     }
@@ -184,7 +186,7 @@ fn optional_unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>,
     }
     if value.number().is_some() {
         return Err(WireError::InvalidValue {
-            field: path.to_string(),
+            field: path.text(),
             problem: String::from(UNSIGNED_PROBLEM),
         });
     }

@@ -16,11 +16,13 @@ pub fn message_event_kind<W: Wire>(
 ) -> Result<MessageEventKind, WireError> {
     let text = decode::string(value, path)?;
     MessageEventKind::parse(&text).ok_or_else(|| WireError::InvalidValue {
-        field: path.to_string(),
-        problem: format!(
-            "expected \"added\", \"updated\" or \"deleted\", got \"{}\"",
-            crate::error::quoted(&text)
-        ),
+        field: path.text(),
+        problem: [
+            "expected \"added\", \"updated\" or \"deleted\", got \"",
+            &crate::error::quoted(&text),
+            "\"",
+        ]
+        .concat(),
     })
 }
 
@@ -172,7 +174,7 @@ pub fn offset<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireEr
     match value.unsigned() {
         Some(n) if n <= MAX_OFFSET && value.kind() == Kind::Number => Ok(Some(n)),
         _ => Err(WireError::InvalidType {
-            field: path.to_string(),
+            field: path.text(),
             expected: "a non-negative integer up to 2^53 - 1",
             got: value.kind().name(),
         }),

@@ -116,12 +116,35 @@ impl<'a> Path<'a> {
     }
 }
 
+impl Path<'_> {
+    /// The path as text, `messages[2].metadata.status` (without `core::fmt`: the wasm builds
+    /// link none of it).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        match self {
+            Path::Root(name) => out.push_str(name),
+            Path::Key(parent, key) => {
+                parent.write(out);
+                out.push('.');
+                out.push_str(key);
+            }
+            Path::Index(parent, index) => {
+                parent.write(out);
+                out.push('[');
+                crate::text::push_uint(out, *index as u64);
+                out.push(']');
+            }
+        }
+    }
+}
+
 impl fmt::Display for Path<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Path::Root(name) => f.write_str(name),
-            Path::Key(parent, key) => write!(f, "{parent}.{key}"),
-            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
-        }
+        f.write_str(&self.text())
     }
 }

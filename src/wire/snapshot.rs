@@ -23,7 +23,7 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 
 fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
     WireError::InvalidValue {
-        field: path.to_string(),
+        field: path.text(),
         problem: problem.into(),
     }
 }
@@ -32,7 +32,15 @@ fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
 fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
     let len = array(value, path)?;
     if len > MAX_ELEMENTS {
-        return Err(invalid(path, format!("more than {MAX_ELEMENTS} elements")));
+        return Err(invalid(
+            path,
+            [
+                "more than ",
+                &crate::text::decimal(MAX_ELEMENTS as u64),
+                " elements",
+            ]
+            .concat(),
+        ));
     }
     Ok(len)
 }
@@ -382,15 +390,20 @@ pub fn snapshot<W: Wire + Clone, P>(
     let format_path = path.key("format");
     if value.get("format").string().as_ref().map(AsRef::as_ref) != Some(FORMAT) {
         return Err(WireError::UnsupportedVersion {
-            field: format_path.to_string(),
-            problem: format!("not a snapshot (format \"{FORMAT}\" expected)"),
+            field: format_path.text(),
+            problem: ["not a snapshot (format \"", FORMAT, "\" expected)"].concat(),
         });
     }
     let version_path = path.key("version");
     if value.get("version").unsigned() != Some(VERSION) {
         return Err(WireError::UnsupportedVersion {
-            field: version_path.to_string(),
-            problem: format!("this build reads snapshot version {VERSION} only"),
+            field: version_path.text(),
+            problem: [
+                "this build reads snapshot version ",
+                &crate::text::decimal(VERSION),
+                " only",
+            ]
+            .concat(),
         });
     }
     let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);

@@ -164,7 +164,7 @@ pub fn apply_stream_position<W: Wire, P: Clone>(
     let offset_path = path.key("offset");
     let offset = events::offset(&position.get("offset"), &offset_path)?.ok_or_else(|| {
         WireError::InvalidType {
-            field: offset_path.to_string(),
+            field: offset_path.text(),
             expected: "a non-negative integer up to 2^53 - 1",
             got: position.get("offset").kind().name(),
         }

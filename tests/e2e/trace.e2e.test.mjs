@@ -121,7 +121,7 @@ test('the demo records its store only with ?record; the trace replays natively a
   plain.page.on('request', (r) => requested.push(new URL(r.url()).pathname));
   await plain.page.reload();
   await plain.page.locator('body[data-ready="true"]').waitFor();
-  assert.ok(requested.includes('/pkg/index.js'), `the page loaded the package: ${requested}`);
+  assert.ok(requested.includes('/pkg/development/index.js'), `the page loaded the package: ${requested}`);
   assert.deepEqual(requested.filter((p) => /trace|record/.test(p)), [], 'no recorder loaded');
   assert.equal(await plain.page.evaluate(() => window.recording), undefined);
   assert.equal(await plain.page.getByTestId('recording').count(), 0);

@@ -19,6 +19,7 @@ import { readCases } from './fixture.mjs';
 import { runAll } from './runner.mjs';
 import { loadStoreCases, runAllStoreCases } from './store-runner.mjs';
 import { MESSAGE, MESSAGE_EVENT, MESSAGES, MESSAGE_EVENTS, TURN, SESSION, LEAF, readArg, __testing as readTesting } from '../../pkg/read.js';
+import { stateOf } from './build.mjs';
 
 // Each build's entry points: the store's module and the rules' module (two wasm instances).
 const main = { ...mainStore, ...mainRules };
@@ -68,7 +69,7 @@ for (const [name, tp, raw] of [
   describe(`${name}: a caller's exception never reaches a wasm frame`, () => {
     test('2,000 throwing getters, Proxies and lengths leave the module and the store working', () => {
       const store = ready(tp);
-      const digest = store.digest();
+      const digest = stateOf(store, { byValue: true });
       const trap = new Proxy({}, { get() { throw new Error('trap'); } });
       const badLength = new Proxy([], { get(t, k) { if (k === 'length') throw new Error('length'); return t[k]; } });
       const { proxy: revoked, revoke } = Proxy.revocable([], {});
@@ -79,7 +80,7 @@ for (const [name, tp, raw] of [
         assert.throws(() => tp.visibleTurnHistory(badLength), typed('unreadable_value', 'turns'));
         assert.throws(() => tp.taskPendingAction(revoked), typed('unreadable_value', 'sessions'));
       }
-      assert.equal(store.digest(), digest, 'state unchanged');
+      assert.equal(stateOf(store, { byValue: true }), digest, 'state unchanged');
       // The same store, a new store and a stateless export all still answer.
       store.applyMessageEvent('added', message('m1'));
       assert.equal(store.pendingClarification('sess-a').message_ids[0], 'm1');
@@ -171,11 +172,11 @@ for (const [name, tp, raw] of [
     test('a page or a batch with a bad row applies none of its rows', () => {
       for (const call of ['page', 'batch']) {
         const store = new tp.ProjectionStore();
-        const digest = store.digest();
+        const digest = stateOf(store, { byValue: true });
         const rows = throwingAt([message('m1'), message('m2', 2), message('m3', 3)], 2);
         const run = () => (call === 'page' ? store.applyMessagePage('sess-a', rows) : store.applyMessageEvents('added', rows));
         assert.throws(run, typed('unreadable_value', call === 'page' ? 'messages[2]' : 'payloads[2]'));
-        assert.equal(store.digest(), digest, `${call}: nothing applied`);
+        assert.equal(stateOf(store, { byValue: true }), digest, `${call}: nothing applied`);
         store.free();
       }
     });
@@ -209,12 +210,12 @@ for (const [name, tp, raw] of [
   describe(`${name}: exact values`, () => {
     test('lone surrogates are refused (two ids never collapse into one)', () => {
       const store = ready(tp);
-      const digest = store.digest();
+      const digest = stateOf(store, { byValue: true });
       assert.throws(() => store.applyMessageEvent('added', message('s-\uD800')), typed('invalid_value', 'payload.id'));
       assert.throws(() => store.applyMessagePage('sess-a', [message('s-\uDBFF')]), typed('invalid_value', 'messages[0].id'));
       assert.throws(() => store.applySessionList('t-\uDC00', []), typed('invalid_value', 'taskId'));
       assert.throws(() => tp.compareRevisions({ epoch: '1\uD800', sequence: 1 }, { epoch: '1', sequence: 1 }), typed('invalid_value', 'a.epoch'));
-      assert.equal(store.digest(), digest);
+      assert.equal(stateOf(store, { byValue: true }), digest);
       // A well-formed astral id round-trips exactly.
       store.applyMessageEvent('added', message('s-\uD83D\uDE00'));
       assert.equal(store.pendingClarification('sess-a').message_ids[0], 's-\uD83D\uDE00');

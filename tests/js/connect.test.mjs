@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProjectionStore } from 'task-projection';
 import { connect } from 'task-projection/connect';
+import { stateOf } from './build.mjs';
 
 /** A WebSocket whose events the test fires; every instance is recorded. */
 function fakeSockets() {
@@ -127,12 +128,12 @@ describe('connect', () => {
   test('a malformed frame goes to onError and changes nothing', () => {
     const { store, made, errors, link } = setup();
     made[0].open();
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     made[0].send('{"type": "session.message.added", "payload": {"message_id": 5}}');
     made[0].send('not json');
     assert.equal(errors.length, 2);
     assert.ok(errors.every((e) => e.name === 'TaskProjectionError'), errors.map(String).join('; '));
-    assert.equal(store.digest(), digest);
+    assert.equal(stateOf(store, { byValue: true }), digest);
     link.close();
     store.free();
   });
@@ -252,10 +253,10 @@ describe('connect: resuming the stream', () => {
     await settle();
     let next = reconnect(made, clock);
     assert.equal(next.url, 'ws://server/api/v1/ws?since=42&stream=st-1');
-    const held = store.digest();
+    const held = stateOf(store, { byValue: true });
     next.send(helloAt('st-1', 45, true));
     assert.equal(refetches.length, 1, 'resumed: nothing to refetch');
-    assert.equal(store.digest(), held, 'a hello changes nothing');
+    assert.equal(stateOf(store, { byValue: true }), held, 'a hello changes nothing');
     // The server replays 43..45, then live events; the connection drops in the middle of it.
     next.send(messageAt(43));
     next = reconnect(made, clock);
@@ -319,12 +320,12 @@ describe('connect: resuming the stream', () => {
     made[0].send(helloAt('st-1', 20, false));
     made[0].send(messageAt(21));
     await settle();
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     const bad = [-1, 22.5, 2 ** 53, '23', true, { at: 23 }];
     for (const offset of bad) made[0].send({ ...messageAt(23), offset });
     assert.equal(errors.length, bad.length);
     for (const e of errors) assert.ok(e.name === 'TaskProjectionError' && e.code === 'invalid_type' && e.field === 'frame.offset', String(e));
-    assert.equal(store.digest(), digest, 'no message of a frame with a bad offset was applied');
+    assert.equal(stateOf(store, { byValue: true }), digest, 'no message of a frame with a bad offset was applied');
     made[0].send(helloAt('st-1', -4, true)); // a hello with a bad payload offset: rejected whole
     assert.equal(errors.at(-1).field, 'payload.offset');
     let next = reconnect(made, clock);

@@ -40,7 +40,7 @@ for (const [label, viewport] of [
     assert.equal(await page.getByTestId('connection').innerText(), 'Offline');
     // The engine itself loaded from /pkg/ (the import map) before the connection failed.
     const pkgLoads = server.requests.filter((r) => r.path.startsWith('/pkg/') && r.status === 200).map((r) => r.path);
-    assert.ok(pkgLoads.includes('/pkg/index.js') && pkgLoads.some((p) => p.endsWith('.wasm')), `pkg loads: ${pkgLoads}`);
+    assert.ok(pkgLoads.includes('/pkg/development/index.js') && pkgLoads.some((p) => p.endsWith('.wasm')), `pkg loads: ${pkgLoads}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
     assert.deepEqual(pageErrors, []);

@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { stateOf } from './build.mjs';
 
 function generator(seed) {
   let s = seed >>> 0 || 1;
@@ -201,7 +202,7 @@ export function runWorkload(api, { seed = 20261129, pure = 2000, sequences = 200
         result = { threw: e instanceof Error ? e : String(e) };
       }
       storeOps++;
-      const answers = { version: store.version(), reason: store.lastReason(), digest: store.digest() };
+      const answers = { version: store.version(), reason: store.lastReason(), digest: stateOf(store, { byValue: true }) };
       for (const s of SESSIONS) {
         answers[s] = [store.sessionPendingAction(s), store.currentTurnId(s), store.pendingClarification(s), store.hiddenMessageIds(s), store.hasPendingPermission(s)];
       }

@@ -17,6 +17,7 @@ import * as mainRules from 'task-projection/rules';
 import * as fallbackRules from 'task-projection/rules/fallback';
 // The recorder (startRecording) and replayTrace; one for the stores of both builds.
 import * as trace from 'task-projection/trace';
+import { hasDevelopmentFeatures, stateOf } from './build.mjs';
 import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
@@ -25,10 +26,21 @@ import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, a
 // Each build's entry points: the store module's and the rules module's (two wasm instances).
 // `ProjectionStore.hydrate` as an entry point of its own (a store it returns is freed at once).
 const hydrateOf = (entry) => (...args) => entry.ProjectionStore.hydrate(...args).free();
-const main = { ...mainStore, ...mainRules, ...trace, hydrate: hydrateOf(mainStore) };
-const fallback = { ...fallbackStore, ...fallbackRules, ...trace, hydrate: hydrateOf(fallbackStore) };
+const main = { ...mainStore, ...mainRules, ...trace, hydrate: hydrateOf(mainStore), development: isDevelopment(mainStore) };
+const fallback = { ...fallbackStore, ...fallbackRules, ...trace, hydrate: hydrateOf(fallbackStore), development: isDevelopment(fallbackStore) };
 
-const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version']);
+const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version', 'development_only']);
+/** The development build's features: in a production build each rejects every call, arguments unread. */
+const DEVELOPMENT_ONLY = new Set(['explain', 'explainOwner', 'digest', 'stats', 'startRecording']);
+/** Whether the store module of `tp` is a development build. */
+function isDevelopment(tp) {
+  const store = new tp.ProjectionStore();
+  try {
+    return hasDevelopmentFeatures(store);
+  } finally {
+    store.free();
+  }
+}
 const SURVIVAL_CALLS = Number(process.env.HOSTILE_SURVIVAL_CALLS || 100_000);
 /** Kinds too slow to repeat 10^5 times (each is in the full catalogue once per position). */
 const HEAVY = new Set(['10 MB string', '10^6-element array', '10^5-deep nesting', '10^5-digit epoch']);
@@ -57,7 +69,7 @@ async function call(tp, store, name, kind, args) {
 
 /** Runs one hostile call; returns 'accepted', 'rejected', or a string describing what went wrong. */
 async function hostileCall(tp, store, name, kind, args) {
-  const before = store ? store.digest() : undefined;
+  const before = store ? stateOf(store) : undefined;
   let result;
   try {
     result = await call(tp, store, name, kind, args);
@@ -65,7 +77,10 @@ async function hostileCall(tp, store, name, kind, args) {
     if (!(error instanceof Error) || error.name !== 'TaskProjectionError') return `threw ${describe(error)}`;
     if (!CODES.has(error.code) || typeof error.field !== 'string') return `a TaskProjectionError without a known code and field: ${describe(error)}`;
     if (error.message.length > 600) return `a message of ${error.message.length} characters`;
-    if (store && store.digest() !== before) return 'rejected, yet the state digest changed';
+    if (store && stateOf(store) !== before) return 'rejected, yet the state changed';
+    if ((error.code === 'development_only') !== (!tp.development && DEVELOPMENT_ONLY.has(name.split(' ')[0]))) {
+      return `${error.code} from a ${tp.development ? 'development' : 'production'} build`;
+    }
     return 'rejected';
   }
   if (kind === 'async' && !(result && typeof result === 'object' && ('sessions' in result || 'error' in result))) {
@@ -79,12 +94,12 @@ function answers(store) {
   store.sessionPendingAction('sess-1');
   store.pendingClarification('sess-1');
   store.pendingOwner('task-1');
-  return store.digest();
+  return stateOf(store);
 }
 
 const results = {};
 
-for (const [label, tp] of [['default', main], ['fallback', fallback]]) {
+for (const [label, tp] of [[main.development ? 'default (development build)' : 'default (production build)', main], ['fallback', fallback]]) {
   test(`${label}: ${KINDS.length} kinds of bad value × every position of every entry point`, async () => {
     const acceptances = {};
     const problems = [];
@@ -120,8 +135,13 @@ for (const [label, tp] of [['default', main], ['fallback', fallback]]) {
     }
     results[label] = { calls, rejected };
     assert.deepEqual(problems, [], `${problems.length} unexpected outcomes of ${calls} calls`);
+    // A production build accepts nothing of the development features (the file lists the
+    // development build's acceptances).
     const want = readAcceptances();
-    if (process.env.HOSTILE_UPDATE === '1' && label === 'default') {
+    if (want && !tp.development) {
+      for (const key of Object.keys(want)) if (DEVELOPMENT_ONLY.has(key.split(' ')[0])) want[key] = [];
+    }
+    if (process.env.HOSTILE_UPDATE === '1' && tp === main && tp.development) {
       // One line per position.
       const lines = Object.entries(acceptances).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
       fs.writeFileSync(acceptancesUrl, `{\n${lines.join(',\n')}\n}\n`);

@@ -2,7 +2,8 @@
 // (part: stores-free | stores-gc | events) and prints one JSON line. Memory is read after a full
 // GC: wasm = the instance's linear memory (it never shrinks, so growth is the signal), heap =
 // process.memoryUsage().heapUsed.
-import init, { ProjectionStore } from 'task-projection';
+// stats() is a development feature.
+import init, { ProjectionStore } from 'task-projection/development';
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 const wasm = await init();

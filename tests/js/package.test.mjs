@@ -1,7 +1,7 @@
 // Packaging checks on the built pkg/, through the package name `task-projection` as an app sees it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -78,7 +78,7 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './react', './connect', './trace', './persist', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './development', './react', './connect', './trace', './persist', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
     assert.deepEqual(pkg.exports['./connect'], { types: './connect.d.ts', default: './connect.js' });
     assert.deepEqual(pkg.exports['./persist'], { types: './persist.d.ts', default: './persist.js' });
@@ -95,11 +95,18 @@ describe('pkg/package.json', () => {
       'edge-light': './loader.node.js',
       default: './loader.js',
     });
+    // The store's development build: first under `.` (a resolver takes the first condition that
+    // matches: `development` before `node` and `default`), and its own subpath.
+    const development = { node: './development/node.js', 'edge-light': './development/node.js', default: './development/index.js' };
+    assert.deepEqual(pkg.exports['.'].development, development);
+    assert.deepEqual(pkg.exports['./development'], { types: './task_projection.d.ts', ...development });
     // Each module (the store at the top, the rules in rules/): its entries and its declarations.
     for (const [name, dir] of [['.', '.'], ['./rules', './rules']]) {
       const types = `${dir}/task_projection.d.ts`;
-      assert.deepEqual(Object.keys(pkg.exports[name]), ['types', 'node', 'edge-light', 'default']);
-      assert.deepEqual(pkg.exports[name], { types, node: `${dir}/node.js`, 'edge-light': `${dir}/node.js`, default: `${dir}/index.js` });
+      const conditions = { ...pkg.exports[name] };
+      if (name === '.') delete conditions.development;
+      assert.deepEqual(Object.keys(pkg.exports[name]), name === '.' ? ['types', 'development', 'node', 'edge-light', 'default'] : ['types', 'node', 'edge-light', 'default']);
+      assert.deepEqual(conditions, { types, node: `${dir}/node.js`, 'edge-light': `${dir}/node.js`, default: `${dir}/index.js` });
       for (const build of ['mvp', 'fallback']) {
         assert.deepEqual(pkg.exports[`${name}/${build}`], { types, default: `${dir}/${build}/index.js` });
       }
@@ -113,8 +120,8 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.types, './task_projection.d.ts');
     // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module;
     // trace.js (and trace.node.js) install the recorder.
-    assert.deepEqual(pkg.sideEffects, ['./node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+    assert.deepEqual(pkg.sideEffects, ['./node.js', './development/node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
+    for (const f of ['node.js', 'index.js', 'store.js', 'development/node.js', 'development/index.js', 'development/store.js', 'development/task_projection_bg.wasm', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
       'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
       'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
       'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {
@@ -291,5 +298,62 @@ describe('errors', () => {
       (err) => err.code === 'invalid_type' && err.field === 'messages[1].id' && err.message.includes('messages[1].id'),
     );
     assert.equal(rulesEntry.hasPendingPermission([]), false);
+  });
+});
+
+describe('production and development builds', () => {
+  const call = (store, method) => {
+    try {
+      const result = store[method]('sess-1');
+      return { ok: typeof result };
+    } catch (error) {
+      return { code: error.code, field: error.field };
+    }
+  };
+
+  test('the production build refuses every development feature with development_only, arguments unread', async () => {
+    for (const entry of ['task-projection', 'task-projection/mvp', 'task-projection/fallback']) {
+      const { ProjectionStore, default: init } = await import(entry);
+      if (entry.endsWith('mvp')) await init({ module_or_path: readFileSync(path.join(pkgDir, 'mvp', 'task_projection_bg.wasm')) });
+      const store = new ProjectionStore();
+      let reads = 0;
+      const count = () => { reads += 1; };
+      const arg = new Proxy({}, { get: count, has: count, ownKeys: count, getOwnPropertyDescriptor: count, getPrototypeOf: count });
+      for (const method of ['explain', 'explainOwner', 'digest', 'stats', 'startRecording']) {
+        assert.throws(() => store[method](arg), (e) => e.name === 'TaskProjectionError' && e.code === 'development_only' && e.field === 'this'
+          && e.message.includes('"development" export condition'), `${entry}: ${method}`);
+      }
+      assert.equal(reads, 0, `${entry}: no argument read`);
+      // What the production build does have works as in the development build.
+      assert.equal(store.stopRecording(), null);
+      assert.equal(typeof store.dehydrate(), 'object');
+      store.free();
+    }
+  });
+
+  test('the development build has them, through its subpath and through the development condition', () => {
+    const source = `
+      import { ProjectionStore } from 'task-projection';
+      import { ProjectionStore as Explicit } from 'task-projection/development';
+      const out = [ProjectionStore, Explicit].map((Store) => {
+        const store = new Store();
+        const r = [typeof store.explain('sess-1'), typeof store.explainOwner('task-1'), typeof store.digest(), typeof store.stats()];
+        store.free();
+        return r;
+      });
+      console.log(JSON.stringify({ out, same: ProjectionStore === Explicit }));`;
+    const run = (conditions) => {
+      const r = spawnSync(process.execPath, [...conditions, '--input-type=module', '-e', source], { cwd: new URL('.', import.meta.url).pathname, encoding: 'utf8' });
+      return r.status === 0 ? JSON.parse(r.stdout) : { error: r.stderr };
+    };
+    const development = run(['--conditions=development']);
+    assert.deepEqual(development, { out: [['object', 'object', 'string', 'object'], ['object', 'object', 'string', 'object']], same: true });
+    // Without the condition `task-projection` is the production build (the child throws development_only).
+    assert.match(run([]).error ?? '', /development_only|development build only/);
+  });
+
+  test('the development wasm is a separate file, larger than the production one', () => {
+    const size = (...p) => statSync(path.join(pkgDir, ...p)).size;
+    assert.ok(size('development', 'task_projection_bg.wasm') > size('task_projection_bg.wasm'));
   });
 });

@@ -1,6 +1,7 @@
 // Focused tests of the ProjectionStore JS surface (the `node` entry of the built package): change
 // notification, version, result identity, absent vs null projection keys, disposal, boundedLoad,
 // and typed errors. The fixture cases (store.node.test.mjs) cover the decisions themselves.
+import { stateOf } from './build.mjs';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, test } from 'node:test';
@@ -304,7 +305,7 @@ describe('errors', () => {
   test('are TaskProjectionError Errors with code and field, and the store keeps working', () => {
     const store = twoSessions();
     store.applyMessageEvent('added', question('q1', 'sess-a', 1, { pending_action: 'clarification', pending_action_revision: rev(1, 2) }));
-    const digest = store.digest();
+    const digest = stateOf(store);
     const version = store.version();
     const attempts = [
       [() => store.applyMessageEvent('created', event('m2', 'sess-a', 2)), 'invalid_value', 'kind'],
@@ -327,7 +328,7 @@ describe('errors', () => {
       assert.equal(thrown.code, code);
       assert.equal(thrown.field, field);
       assert.ok(thrown.message.includes(field), `message ${JSON.stringify(thrown.message)} names the field`);
-      assert.equal(store.digest(), digest, `${code}/${field}: state unchanged`);
+      assert.equal(stateOf(store), digest, `${code}/${field}: state unchanged`);
       assert.equal(store.version(), version);
     }
     assert.deepEqual(store.pendingClarification('sess-a'), { pending_id: 'p-sess-a', message_ids: ['q1'] });

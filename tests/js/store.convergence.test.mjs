@@ -42,7 +42,9 @@ import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { ProjectionStore } from 'task-projection';
 // A test hook of the package's store.js (by path: no package entry exports it).
-import { __testing } from '../../pkg/store.js';
+import { BUILD_DIR } from './build.mjs';
+// The test hooks of the store.js that `task-projection` resolved to (production or development).
+const { __testing } = await import(new URL('store.js', BUILD_DIR));
 import { generateHistory, historyEntities, isInputCapable, makeRng } from './history.mjs';
 
 const envInt = (name, fallback) => {

@@ -4,7 +4,8 @@
 // no state; bad ids are typed errors.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ProjectionStore } from 'task-projection';
+// explain / explainOwner are development features: the development build, whatever the conditions.
+import { ProjectionStore } from 'task-projection/development';
 
 const T = 'task-1';
 const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}Z`;

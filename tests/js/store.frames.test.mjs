@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProjectionStore } from 'task-projection';
+import { stateOf } from './build.mjs';
 
 const T = 'task-1';
 const at = (s) => `2026-11-29T12:00:${String(s).padStart(2, '0')}.000000000Z`;
@@ -78,7 +79,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
         assert.equal(outcome.applied, true, frame.type);
         assert.equal(outcome.reason, direct.lastReason(), `${frame.type}: the apply call's reason`);
         assert.equal(framed.lastReason(), direct.lastReason());
-        assert.equal(framed.digest(), direct.digest(), `state after ${frame.type}`);
+        assert.equal(stateOf(framed, { byValue: true }), stateOf(direct, { byValue: true }), `state after ${frame.type}`);
       }
       assert.deepEqual(answers(framed), answers(direct));
       // The fixture's frames changed answers (a test over no-ops would prove nothing).
@@ -105,7 +106,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
     const store = loaded();
     const hello = (epoch) => store.applyFrame({ type: 'server.hello', payload: { epoch, started_at: at(0) } });
     const version = store.version();
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     const outcome = (reason) => ({ type: 'server.hello', applied: true, reason, refetch: 'all', offset: null, stream: null });
     assert.deepEqual(hello('5'), outcome('first_hello'));
     assert.deepEqual(hello('5'), outcome('same_epoch'), 'a reconnection: events may be lost');
@@ -114,7 +115,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
     assert.deepEqual(hello('5'), outcome('new_epoch'), 'epochs are not ordered');
     assert.deepEqual(hello('5'), outcome('same_epoch'));
     assert.equal(store.version(), version, 'a hello changes no answer');
-    assert.equal(store.digest(), digest);
+    assert.equal(stateOf(store, { byValue: true }), digest);
     const other = new ProjectionStore();
     assert.equal(other.applyFrame('{"type":"server.hello","payload":{"epoch":"5"}}').reason, 'first_hello', 'each store sees its own first hello');
     other.free();
@@ -124,7 +125,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
   test('server.hello with the resume fields: a resumed hello asks no refetch and still updates the epoch', () => {
     const store = loaded();
     const version = store.version();
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     const hello = (payload) => store.applyFrame({ type: 'server.hello', payload: { started_at: at(0), ...payload } });
     assert.deepEqual(hello({ epoch: '5', stream: 'st-1', offset: 40, resumed: false }),
       { type: 'server.hello', applied: true, reason: 'first_hello', refetch: 'all', offset: 40, stream: 'st-1' });
@@ -147,7 +148,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
     assert.equal(store.applyFrame({ type: 'server.hello', offset: 3, payload: { epoch: '7', offset: 9 } }).offset, 9);
     assert.equal(store.applyFrame('{"type":"server.hello","payload":{"epoch":"7","stream":"s","offset":12,"resumed":true}}').reason, 'resumed');
     assert.equal(store.version(), version, 'a hello changes no answer');
-    assert.equal(store.digest(), digest);
+    assert.equal(stateOf(store, { byValue: true }), digest);
     store.free();
   });
 
@@ -163,7 +164,7 @@ describe('applyFrame routes each frame type to its apply call', () => {
         apply(direct, frame.payload);
         assert.equal(outcome.offset, offset, frame.type);
         assert.equal(outcome.reason, direct.lastReason(), frame.type);
-        assert.equal(framed.digest(), direct.digest(), `state after ${frame.type}`);
+        assert.equal(stateOf(framed, { byValue: true }), stateOf(direct, { byValue: true }), `state after ${frame.type}`);
       }
       assert.equal(framed.applyFrame({ ...FRAMES[1][0], offset: null }).offset, null, 'null is none');
       assert.deepEqual(framed.applyFrame({ type: 'task.stalled', payload: {}, offset: 7 }), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null, offset: 7 });
@@ -177,14 +178,14 @@ describe('applyFrame routes each frame type to its apply call', () => {
 
   test('types the store keeps nothing of are reported, not thrown, and change nothing', () => {
     const store = loaded();
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     const version = store.version();
     const stalled = { type: 'task.stalled', payload: { task_id: T, workspace_id: 'w', sessions: [{ session_id: 'sess-a', silence_seconds: 90 }], threshold_seconds: 60 } };
     assert.deepEqual(store.applyFrame(stalled), { type: 'task.stalled', applied: false, reason: 'not_stored', refetch: null, offset: null });
     for (const type of ['task.archived', '', 'session.message.added.extra', '__proto__', 'constructor', 'toString']) {
       assert.deepEqual(store.applyFrame({ type, payload: { whatever: 1 } }), { type, applied: false, reason: 'unknown_frame_type', refetch: null, offset: null }, type);
     }
-    assert.equal(store.digest(), digest);
+    assert.equal(stateOf(store, { byValue: true }), digest);
     assert.equal(store.version(), version);
     store.free();
   });
@@ -237,9 +238,9 @@ describe('applyFrame: bad frames are typed errors and change nothing', () => {
     test(name, () => {
       const store = loaded();
       store.applyFrame({ type: 'server.hello', payload: { epoch: '1' } });
-      const digest = store.digest();
+      const digest = stateOf(store, { byValue: true });
       assert.throws(() => store.applyFrame(frame), typed(code, field));
-      assert.equal(store.digest(), digest);
+      assert.equal(stateOf(store, { byValue: true }), digest);
       assert.equal(store.applyFrame({ type: 'server.hello', payload: { epoch: '1' } }).reason, 'same_epoch', 'the held epoch too');
       store.free();
     });
@@ -250,9 +251,9 @@ describe('applyFrame: bad frames are typed errors and change nothing', () => {
     const frame = Object.defineProperty({ payload: {} }, 'type', { get() { throw new Error('boom'); } });
     assert.throws(() => store.applyFrame(frame), (e) => typed('unreadable_value', 'frame.type')(e) && e.cause.message === 'boom');
     const offset = Object.defineProperty({ ...FRAMES[0][0] }, 'offset', { get() { throw new Error('late'); } });
-    const digest = store.digest();
+    const digest = stateOf(store, { byValue: true });
     assert.throws(() => store.applyFrame(offset), (e) => typed('unreadable_value', 'frame.offset')(e) && e.cause.message === 'late');
-    assert.equal(store.digest(), digest, 'nothing applied');
+    assert.equal(stateOf(store, { byValue: true }), digest, 'nothing applied');
     const resumed = Object.defineProperty({ epoch: '1' }, 'resumed', { get() { throw new Error('no'); } });
     assert.throws(() => store.applyFrame({ type: 'server.hello', payload: resumed }), typed('unreadable_value', 'payload.resumed'));
     const payload = Object.defineProperty({}, 'epoch', { get() { throw new Error('no'); } });

@@ -13,10 +13,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ProjectionStore } from 'task-projection';
+// Recording is a development feature: the development build, whatever the conditions; the
+// production builds refuse it (`development_only`).
+import { ProjectionStore } from 'task-projection/development';
+import { ProjectionStore as ProductionStore } from 'task-projection';
 import { ProjectionStore as FallbackStore } from 'task-projection/fallback';
 import { replayTrace } from 'task-projection/trace';
-import { __testing } from '../../pkg/store.js';
+import { stateOf } from './build.mjs';
+// The test hooks of the development build's store.js.
+const { __testing } = await import(new URL('../../pkg/development/store.js', import.meta.url));
 import { decode } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 
@@ -97,12 +102,12 @@ test('Node and the native replay give identical answers', () => {
 test('bad options are typed errors that change nothing; the ring holds maxBytes', () => {
   const store = new ProjectionStore();
   drive(store);
-  const digest = store.digest();
+  const digest = stateOf(store);
   for (const [options, code] of [[{ maxBytes: 0 }, 'invalid_value'], [{ maxBytes: 1.5 }, 'invalid_value'],
     [{ maxBytes: 2 ** 40 }, 'invalid_value'], [{ maxBytes: '4096' }, 'invalid_type'], [7, 'invalid_type']]) {
     assert.throws(() => store.startRecording(options), (e) => e.code === code && e.field.startsWith('options'), JSON.stringify(options));
   }
-  assert.equal(store.digest(), digest, 'a refused startRecording changes nothing');
+  assert.equal(stateOf(store), digest, 'a refused startRecording changes nothing');
   assert.equal(store.stopRecording(), null, 'no recording was started');
   store.startRecording({ maxBytes: 1024 });
   assert.throws(() => store.startRecording(), (e) => e.code === 'invalid_value' && e.field === 'this');
@@ -130,19 +135,21 @@ function fresh(source) {
 
 test("before import 'task-projection/trace', startRecording is recording_unavailable and changes nothing", () => {
   const out = fresh(`
-    import { ProjectionStore } from 'task-projection';
+    import { ProjectionStore } from 'task-projection/development';
+    import { ProjectionStore as ProductionStore } from 'task-projection';
     import { ProjectionStore as FallbackStore } from 'task-projection/fallback';
     const session = { id: 'sess-1', task_id: 'task-1', state: 'WAITING_FOR_INPUT', updated_at: '2026-11-29T12:00:01Z',
       pending_action: 'clarification', pending_action_revision: { epoch: '1', sequence: 1 } };
     const turns = [{ id: 'turn-1', started_at: '2026-11-29T12:00:00Z' }];
     const out = {};
     const stores = {};
-    for (const [name, Store] of [['default', ProjectionStore], ['fallback', FallbackStore]]) {
+    const state = (store) => JSON.stringify(store.dehydrate());
+    for (const [name, Store] of [['development', ProjectionStore], ['production', ProductionStore], ['fallback', FallbackStore]]) {
       const store = new Store();
       stores[name] = store;
       store.applySessionList('task-1', [session]);
-      // (No query: a query sets a reason of its own.)
-      const snap = () => [store.lastReason(), store.digest(), store.version()];
+      // (No query: a query sets a reason of its own; dehydrate runs none.)
+      const snap = () => [store.lastReason(), state(store), store.version()];
       const before = snap();
       let reads = 0;
       const options = { get maxBytes() { reads += 1; return 4096; } };
@@ -155,30 +162,38 @@ test("before import 'task-projection/trace', startRecording is recording_unavail
       const twin = new Store();
       twin.applySessionList('task-1', [session]);
       twin.applyTurnList('sess-1', turns);
-      out[name] = { errors, reads, before, after, stopped: store.stopRecording(), asTwin: store.digest() === twin.digest() };
+      out[name] = { errors, reads, before, after, stopped: store.stopRecording(), asTwin: state(store) === state(twin) };
     }
-    // Installed later, the recorder serves the stores made before, of every entry.
+    // Installed later, the recorder serves the development store made before; the production
+    // builds still refuse, options unread.
     await import('task-projection/trace');
-    for (const name of ['default', 'fallback']) {
-      stores[name].startRecording({ maxBytes: 4096 });
-      stores[name].setActiveTask('task-1');
-      out[name].lines = stores[name].stopRecording().trim().split('\\n').map((l) => JSON.parse(l).call ?? 'header');
+    for (const name of ['development', 'production', 'fallback']) {
+      let reads = 0;
+      try {
+        stores[name].startRecording({ get maxBytes() { reads += 1; return 4096; } });
+        stores[name].setActiveTask('task-1');
+        out[name].lines = stores[name].stopRecording().trim().split('\\n').map((l) => JSON.parse(l).call ?? 'header');
+      } catch (e) {
+        out[name].later = { code: e.code, field: e.field, reads };
+      }
     }
     console.log(JSON.stringify(out));
   `);
-  for (const name of ['default', 'fallback']) {
+  for (const name of ['development', 'production', 'fallback']) {
     const o = out[name];
+    const code = name === 'development' ? 'recording_unavailable' : 'development_only';
     assert.equal(o.errors.length, 3);
     for (const e of o.errors) {
-      assert.deepEqual([e?.name, e?.code, e?.field], ['TaskProjectionError', 'recording_unavailable', 'this'], name);
-      assert.match(e.message, /import 'task-projection\/trace'/, name);
+      assert.deepEqual([e?.name, e?.code, e?.field], ['TaskProjectionError', code, 'this'], name);
+      assert.match(e.message, name === 'development' ? /import 'task-projection\/trace'/ : /"development" export condition/, name);
     }
     assert.equal(o.reads, 0, `${name}: the options are not read`);
-    assert.deepEqual(o.after, o.before, `${name}: reason, digest and version unchanged`);
+    assert.deepEqual(o.after, o.before, `${name}: reason, state and version unchanged`);
     assert.equal(o.before[0], 'applied');
     assert.equal(o.stopped, null, `${name}: no recording was started`);
     assert.ok(o.asTwin, `${name}: the store ends as one never asked to record`);
-    assert.deepEqual(o.lines, ['header', 'setActiveTask'], `${name}: records once the recorder is imported`);
+    if (name === 'development') assert.deepEqual(o.lines, ['header', 'setActiveTask'], `${name}: records once the recorder is imported`);
+    else assert.deepEqual(o.later, { code: 'development_only', field: 'this', reads: 0 }, `${name}: still refuses once the recorder is imported`);
   }
 });
 
@@ -194,14 +209,22 @@ test("replayTrace needs only 'task-projection/trace' in Node (its node condition
   assert.ok(out.steps > 5, `${out.steps} steps`);
 });
 
-test("one recorder serves every entry: the fallback store records the default store's lines", () => {
-  const fallback = new FallbackStore();
-  fallback.startRecording({ maxBytes: 1 << 20 });
-  drive(fallback);
-  const trace = fallback.stopRecording();
-  fallback.free();
-  assert.deepEqual(comparable(trace), comparable(record()));
-  assert.ok(replayTrace(trace).same);
+test('production stores (default and fallback) driven as a recording was give the development store\'s answers', () => {
+  const trace = record();
+  const replay = replayTrace(trace);
+  assert.ok(replay.same);
+  for (const Store of [ProductionStore, FallbackStore]) {
+    const store = new Store();
+    drive(store);
+    const development = new ProjectionStore();
+    drive(development);
+    for (const q of ['sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission']) {
+      for (const id of ['sess-1', 'sess-2']) assert.deepEqual(store[q](id), development[q](id), `${q}(${id})`);
+    }
+    for (const q of ['taskPendingAction', 'pendingOwner']) assert.deepEqual(store[q]('task-1'), development[q]('task-1'), `${q}(task-1)`);
+    store.free();
+    development.free();
+  }
 });
 
 // ---- the JS recorder against the native one, over every store scenario ------------------------

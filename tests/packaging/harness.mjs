@@ -19,6 +19,41 @@ fs.mkdirSync(artifacts, { recursive: true });
 export const scenario = await import(pathToFileURL(path.join(here, 'node-app', '_shared', 'scenario.mjs')).href);
 
 export const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' };
+/** For the dev servers: no NODE_ENV, as a developer runs them (Vite resolves its
+ * `development|production` condition from NODE_ENV, so NODE_ENV=production would make `vite`
+ * resolve the production build). */
+export const devEnv = () => ({ ...env, NODE_ENV: undefined });
+
+/** The installed tarball (prepare.mjs unpacks the same one into every app); not pkg/, which may
+ * be rebuilt while the tests run. */
+export const installed = path.join(here, 'node-app', 'node_modules', 'task-projection');
+/** The package's store wasm of each build. */
+export const STORE_WASM = {
+  production: fs.readFileSync(path.join(installed, 'task_projection_bg.wasm')),
+  development: fs.readFileSync(path.join(installed, 'development', 'task_projection_bg.wasm')),
+};
+const KNOWN_WASM = new Map(['task_projection_bg.wasm', 'development/task_projection_bg.wasm', 'mvp/task_projection_bg.wasm', 'rules/task_projection_bg.wasm', 'rules/mvp/task_projection_bg.wasm']
+  .map((f) => [fs.readFileSync(path.join(installed, f)).toString('base64'), f]));
+/** Which of the package's .wasm files `bytes` is (its path in the package), or 'unknown'. */
+export const wasmName = (bytes) => KNOWN_WASM.get(Buffer.from(bytes).toString('base64')) ?? 'unknown';
+
+/**
+ * The files under `dir` (relative paths; `skip`: top-level folders left out) that hold each
+ * build's store wasm, as bytes (an emitted asset) or as the base64 the `node` / `edge-light`
+ * entries embed: { production: [...], development: [...] }.
+ */
+export function filesWithStoreWasm(dir, { skip = [] } = {}) {
+  const needles = Object.entries(STORE_WASM).map(([build, bytes]) => [build, [bytes, Buffer.from(bytes.toString('base64'))]]);
+  const found = { production: [], development: [] };
+  for (const rel of fs.readdirSync(dir, { recursive: true })) {
+    if (skip.includes(rel.split(path.sep)[0])) continue;
+    const file = path.join(dir, rel);
+    if (!fs.statSync(file).isFile()) continue;
+    const data = fs.readFileSync(file);
+    for (const [build, forms] of needles) if (forms.some((n) => data.includes(n))) found[build].push(rel);
+  }
+  return found;
+}
 
 export async function freePort() {
   return new Promise((resolve, reject) => {
@@ -54,11 +89,12 @@ export function exec(cmd, args, { cwd, timeoutMs = 300_000 } = {}) {
 }
 
 /**
- * Starts a long-running server in its own process group and resolves once `url` answers.
- * Returns { url, log(), stop() }; stop() ends that process group only.
+ * Starts a long-running server in its own process group and resolves once `url` answers
+ * (`env`: its environment, by default `env` above). Returns { url, log(), stop() }; stop() ends
+ * that process group only.
  */
-export async function serve(cmd, args, { cwd, url, timeoutMs = 60_000 }) {
-  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export async function serve(cmd, args, { cwd, url, timeoutMs = 60_000, env: childEnv = env }) {
+  const child = spawn(cmd, args, { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -161,14 +197,19 @@ export const MVP_ONLY_ENGINE = `(() => {
 
 /**
  * Opens `url` in a fresh context (with optional init script), waits until the demo component
- * has applied the whole script, checks the rendered answer, screenshots it, and returns
- * { backend, requests }. Page errors fail the check.
+ * has applied the whole script, checks the rendered answer and which build of the package the
+ * page runs (`build`: its `explain()`), screenshots it, and returns { backend, requests, wasm }
+ * (`wasm`: the .wasm files the page received, by their path in the package). Page errors fail the check.
  */
-export async function checkDemoPage(browser, url, { initScript, screenshot, backend, strictMode = false }) {
+export async function checkDemoPage(browser, url, { initScript, screenshot, backend, strictMode = false, build = 'production' }) {
   const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
   const page = await context.newPage();
   const errors = [];
   const requests = [];
+  const wasm = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.wasm')) wasm.push(r.body().then(wasmName, (e) => `unread: ${e.message}`));
+  });
   page.on('pageerror', (e) => errors.push(e.message));
   // React reports hydration mismatches and misuse (in development builds) as console errors.
   // (A resource that failed to load is not one: the answer checks below cover what the page
@@ -203,9 +244,10 @@ export async function checkDemoPage(browser, url, { initScript, screenshot, back
     assert.equal(await text('mounts'), strictMode ? '2' : '1', strictMode ? 'StrictMode mounted, unmounted and mounted again' : 'mounted once');
     const got = await text('backend');
     if (backend) assert.equal(got, backend);
+    assert.equal(await text('explain'), scenario.EXPLAINED[build], `explain(): the ${build} build`);
     await page.screenshot({ path: path.join(artifacts, screenshot), fullPage: true });
     assert.deepEqual(errors, [], 'page errors');
-    return { backend: got, requests };
+    return { backend: got, requests, wasm: await Promise.all(wasm) };
   } finally {
     await context.close();
   }

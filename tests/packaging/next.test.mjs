@@ -6,19 +6,21 @@
 // WebAssembly 1.0 only) in headless Chromium, and the package README's React example (its tsx
 // blocks, written into app/readme/ by prepare.mjs) against a mocked REST + WebSocket server, and
 // with REST only (no WebSocket server at all), and its server-rendered page (the store built by a
-// server component from the REST API below and handed over with dehydrate()). Then `tsc
-// --noEmit` of the app, the README's example included.
+// server component from the REST API below and handed over with dehydrate()). Each build holds the
+// production wasm and nothing of the development build's, and serves the production wasm; under
+// `next dev` the page, the route handler and the edge runtime run the development build (explain()
+// works). Then `tsc --noEmit` of the app, the README's example included.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, restBody } from '../js/readme-backend.mjs';
-import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, env, exec, freePort, here, launchBrowser, scenario, serve } from './harness.mjs';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, devEnv, env, exec, filesWithStoreWasm, freePort, here, launchBrowser, scenario, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
 const next = path.join(app, 'node_modules', '.bin', 'next');
-const { EXPECTED } = scenario;
+const { EXPECTED, EXPLAINED } = scenario;
 
 let browser;
 // The REST API the README's server component reads (TASKS_API in the Next server's environment):
@@ -45,7 +47,8 @@ after(async () => {
 // `next dev`: React's development build, where StrictMode (on by default in the App Router)
 // mounts, unmounts and mounts again every component and runs each render twice. The provider must
 // still open one store, the hooks must still show the answer, and nothing may log an error
-// (hydration mismatches included).
+// (hydration mismatches included). `next dev` sets the `development` export condition: the page,
+// the route handler and the edge runtime get the package's development build.
 describe('Next.js dev server (StrictMode double mount)', () => {
   let server;
   // `next dev` adds its own paths to tsconfig.json: the fixture's file is put back afterwards.
@@ -54,7 +57,7 @@ describe('Next.js dev server (StrictMode double mount)', () => {
   before(async () => {
     fs.rmSync(path.join(app, '.next'), { recursive: true, force: true });
     const port = await freePort();
-    server = await serve(next, ['dev', '--port', String(port), '--hostname', 'localhost'], { cwd: app, url: `http://localhost:${port}/api/answer`, timeoutMs: 120_000 });
+    server = await serve(next, ['dev', '--port', String(port), '--hostname', 'localhost'], { cwd: app, url: `http://localhost:${port}/api/answer`, timeoutMs: 120_000, env: devEnv() });
     server.url = `http://localhost:${port}`;
   });
   after(async () => {
@@ -62,8 +65,14 @@ describe('Next.js dev server (StrictMode double mount)', () => {
     fs.writeFileSync(tsconfig, tsconfigText);
   });
 
-  test('client component under StrictMode: one store, the answer, no errors', async () => {
-    await checkDemoPage(browser, `${server.url}/client`, { screenshot: 'next-dev-strict-client.png', backend: 'wasm (static import)', strictMode: true });
+  test('client component under StrictMode: one store, the answer, no errors; the development build (explain() works, its wasm)', async () => {
+    const { wasm } = await checkDemoPage(browser, `${server.url}/client`, { screenshot: 'next-dev-strict-client.png', backend: 'wasm (static import)', strictMode: true, build: 'development' });
+    assert.deepEqual(wasm, ['development/task_projection_bg.wasm']);
+  });
+
+  test('route handler and edge runtime: the development build (explain() works)', async () => {
+    assert.deepEqual(await (await fetch(`${server.url}/api/answer`)).json(), { runtime: 'nodejs', ...EXPECTED, explain: EXPLAINED.development });
+    assert.deepEqual(await (await fetch(`${server.url}/api/edge`)).json(), { runtime: 'edge', ...EXPECTED, explain: EXPLAINED.development });
   });
 
   test('the README\'s server-rendered page under StrictMode: no hydration warning, no REST from the browser', async () => {
@@ -115,20 +124,32 @@ for (const bundler of ['webpack', 'turbopack']) {
       }
     });
 
-    test('route handler (Node.js runtime) answers from the package', async () => {
+    test('route handler (Node.js runtime) answers from the package (the production build: explain() throws development_only)', async () => {
       const body = await (await fetch(`${server.url}/api/answer`)).json();
-      assert.deepEqual(body, { runtime: 'nodejs', ...EXPECTED });
+      assert.deepEqual(body, { runtime: 'nodejs', ...EXPECTED, explain: EXPLAINED.production });
     });
 
-    test('edge runtime (middleware.ts: cacheComponents refuses edge route handlers) answers from the package', async () => {
+    test('edge runtime (middleware.ts: cacheComponents refuses edge route handlers) answers from the package (the production build)', async () => {
       const body = await (await fetch(`${server.url}/api/edge`)).json();
-      assert.deepEqual(body, { runtime: 'edge', ...EXPECTED });
+      assert.deepEqual(body, { runtime: 'edge', ...EXPECTED, explain: EXPLAINED.production });
+    });
+
+    test('the build holds the production wasm and nothing of the development build\'s', () => {
+      // .next/ but its cache: the browser's assets (the .wasm) and the server's bundles (the node
+      // and edge-light entries embed the wasm as base64).
+      const found = filesWithStoreWasm(path.join(app, '.next'), { skip: ['cache'] });
+      assert.deepEqual(found.development, [], 'files holding the development wasm');
+      const served = found.production.filter((f) => f.startsWith(`static${path.sep}`));
+      assert.ok(served.length >= 1 && served.every((f) => wasmName(fs.readFileSync(path.join(app, '.next', f))) === 'task_projection_bg.wasm'), `the browser's wasm: ${served.join(', ')}`);
+      assert.ok(found.production.some((f) => f.startsWith(`server${path.sep}`)), `the server's wasm (base64): ${found.production.join(', ')}`);
     });
 
     test('client component: ProjectionStoreProvider and the hooks render the pending question and owner (server-rendered fallback, then hydrated)', async () => {
       const html = await (await fetch(`${server.url}/client`)).text();
       assert.match(html, /loading task-projection/, 'the client component was server-rendered (node condition) too');
-      await checkDemoPage(browser, `${server.url}/client`, { screenshot: `next-${bundler}-client.png`, backend: 'wasm (static import)' });
+      // The production build: explain() throws development_only, and the .wasm served is its own.
+      const { wasm } = await checkDemoPage(browser, `${server.url}/client`, { screenshot: `next-${bundler}-client.png`, backend: 'wasm (static import)' });
+      assert.deepEqual(wasm, ['task_projection_bg.wasm']);
     });
 
     test('client component with loadTaskProjection(): wasm, MVP wasm (old WebView), JS (no WebAssembly)', async () => {

@@ -1,5 +1,6 @@
 // The packed tarball from plain Node (tests/packaging/node-app): ESM import and CommonJS require
-// by package name, the loader and the fallback, with and without WebAssembly.
+// by package name, the loader and the fallback, with and without WebAssembly, and which build
+// (production, or development under --conditions=development) each resolves.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -25,6 +26,12 @@ describe('Node consumers of the tarball', () => {
     assert.deepEqual(r.require, EXPECTED);
     assert.equal(r.compare, 1);
     assert.deepEqual(r.fallback, EXPECTED);
+  });
+
+  test('explain(): the production build by default, the development build under --conditions=development', async () => {
+    const { EXPLAINED } = scenario;
+    assert.deepEqual(await node('explain.mjs'), { import: EXPLAINED.production, require: EXPLAINED.production, development: EXPLAINED.development });
+    assert.deepEqual(await node('--conditions=development', 'explain.mjs'), { import: EXPLAINED.development, require: EXPLAINED.development, development: EXPLAINED.development });
   });
 
   test('without WebAssembly (--jitless): the loader falls back to JS', async () => {

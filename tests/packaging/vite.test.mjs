@@ -1,21 +1,19 @@
 // The packed tarball in a stock Vite app (tests/packaging/vite-app: no wasm plugin, no config):
 // `vite build`, `vite preview`, headless Chromium. The static import path, and the loader in
 // three engines: with WebAssembly, with WebAssembly 1.0 only (old WebViews), without WebAssembly.
+// The build carries the production wasm only; the dev server (`vite`, with the README's
+// optimizeDeps exclusion) serves the development build, whose explain() works.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, checkDemoPage, exec, freePort, here, launchBrowser, serve } from './harness.mjs';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, checkDemoPage, devEnv, exec, filesWithStoreWasm, freePort, here, launchBrowser, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'vite-app');
-const pkgDir = path.join(here, '..', '..', 'pkg');
 /** The `.wasm` files of the built app's dist/assets, by which of the package's wasm each one is. */
 function wasmAssets() {
-  const known = new Map(['task_projection_bg.wasm', 'mvp/task_projection_bg.wasm', 'rules/task_projection_bg.wasm', 'rules/mvp/task_projection_bg.wasm']
-    .map((f) => [fs.readFileSync(path.join(pkgDir, f)).toString('base64'), f]));
   const dir = path.join(app, 'dist', 'assets');
-  return new Map(fs.readdirSync(dir).filter((f) => f.endsWith('.wasm'))
-    .map((f) => [f, known.get(fs.readFileSync(path.join(dir, f)).toString('base64')) ?? 'unknown']));
+  return new Map(fs.readdirSync(dir).filter((f) => f.endsWith('.wasm')).map((f) => [f, wasmName(fs.readFileSync(path.join(dir, f)))]));
 }
 const bin = (name) => path.join(app, 'node_modules', '.bin', name);
 
@@ -44,6 +42,13 @@ describe('Vite app', () => {
     assert.ok(assets.some((f) => /^fallback-.*\.js$/.test(f)), `a fallback chunk: ${assets.join(', ')}`);
   });
 
+  test('the build carries the production wasm and nothing of the development build\'s', () => {
+    // As an asset or embedded (base64), in any file of dist/.
+    const found = filesWithStoreWasm(path.join(app, 'dist'));
+    assert.deepEqual(found.development, [], 'files holding the development wasm');
+    assert.deepEqual(found.production.map((f) => wasmName(fs.readFileSync(path.join(app, 'dist', f)))), ['task_projection_bg.wasm'], found.production.join(', '));
+  });
+
   test('static import + init(): the component renders the pending question and owner, fetching only the store\'s wasm', async () => {
     const { requests } = await checkDemoPage(browser, server.url, { screenshot: 'vite-static.png', backend: 'wasm (static import)' });
     const which = wasmAssets();
@@ -64,5 +69,28 @@ describe('Vite app', () => {
 
   test('loadTaskProjection() without WebAssembly (Lockdown Mode) runs the JS fallback', async () => {
     await checkDemoPage(browser, `${server.url}?mode=loader`, { initScript: NO_WEBASSEMBLY, screenshot: 'vite-loader-no-webassembly.png', backend: 'js' });
+  });
+});
+
+// `vite` (the dev server, NODE_ENV unset as a developer runs it): Vite's `development|production`
+// condition resolves to `development`, so the page gets the development build and its wasm.
+describe('Vite dev server', () => {
+  let server;
+  let browser;
+  before(async () => {
+    // Its pre-bundled dependencies: the package keeps its version while its contents change.
+    fs.rmSync(path.join(app, 'node_modules', '.vite'), { recursive: true, force: true });
+    const port = await freePort();
+    server = await serve(bin('vite'), ['--config', 'vite.dev.config.mjs', '--port', String(port), '--strictPort', '--host', 'localhost'], { cwd: app, url: `http://localhost:${port}/`, env: devEnv() });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  test('static import + init(): the development build (explain() works), its wasm fetched', async () => {
+    const { wasm } = await checkDemoPage(browser, server.url, { screenshot: 'vite-dev-static.png', backend: 'wasm (static import)', strictMode: true, build: 'development' });
+    assert.deepEqual(wasm, ['development/task_projection_bg.wasm']);
   });
 });

@@ -228,7 +228,7 @@ try {
   store.applyMessageEvent('added', added);
 } catch (e) {
   const error = e as TaskProjectionError;
-  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized' | 'recording_unavailable' | 'unsupported_version', typeof error.code>(true);
+  exact<'invalid_type' | 'invalid_value' | 'invalid_revision' | 'malformed_epoch' | 'unreadable_value' | 'disposed' | 'not_initialized' | 'recording_unavailable' | 'development_only' | 'unsupported_version', typeof error.code>(true);
   exact<unknown, typeof error.cause>(true);
   exact<string, typeof error.field>(true);
 }

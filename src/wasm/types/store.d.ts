@@ -435,9 +435,12 @@ export class ProjectionStore {
    * standing, the clarification bundle and every pending request's standing, the projection and
    * revision held, and the recent inputs it rejected as older. A fresh plain object per call, for
    * people and devtools (not for rendering: the queries are the answers).
+   * Development build only (the `development` export condition, or `task-projection/development`):
+   * the production build throws `development_only` (`field` `this`), as for `explainOwner`,
+   * `digest`, `stats` and `startRecording`.
    */
   explain(sessionId: string): SessionExplanation;
-  /** Why `pendingOwner(taskId, preferredSessionId)` answers what it does. */
+  /** Why `pendingOwner(taskId, preferredSessionId)` answers what it does (development build). */
   explainOwner(taskId: string, preferredSessionId?: string | null): OwnerExplanation;
   /** Why the last query or apply call did what it did, e.g. `"older_revision_rejected"`. */
   lastReason(): Reason;
@@ -494,16 +497,17 @@ export class ProjectionStore {
   /** The REST state applied was read at this place of the stream (the reference server's `GET /tasks` says where). */
   applyStreamPosition(position: StreamPosition): void;
   dispose(): void;
-  /** A hash of the decision-relevant state (tests). */
+  /** A hash of the decision-relevant state (tests; development build). */
   digest(): string;
-  /** Memory statistics. */
+  /** Memory statistics (development build). */
   stats(): { messages: number; messageBytes: number };
   /**
    * Records every input from now on, with the answers each changes and why
    * (docs/trace-format.md): ids and the fields the rules read, never message content, in a ring
    * of `maxBytes` UTF-8 bytes (1024 to 2^28; default 1 MiB), oldest lines dropped and counted.
-   * The recorder is opt-in: `import "task-projection/trace"` once installs it (for every store of
-   * every entry); before that this throws `recording_unavailable` (`field` `this`), options unread.
+   * The recorder is opt-in and in the development build only (else `development_only`):
+   * `import "task-projection/trace"` once installs it (for every store of every entry); before
+   * that this throws `recording_unavailable` (`field` `this`), options unread.
    * Throws `invalid_type` / `invalid_value` (`field` `options` / `options.maxBytes`) for bad
    * options, and `invalid_value` (`field` `this`) while already recording; nothing changes then.
    * @example import "task-projection/trace"; … store.startRecording({ maxBytes: 256 * 1024 }); … const trace = store.stopRecording();

@@ -117,11 +117,15 @@ export type SelectionOutcome =
  * digits, a value whose reading threw (a getter, a Proxy trap: the exception is `cause`), a store
  * used after `dispose()` / `free()`, a call made before the browser entry's `await init()`
  * finished (`not_initialized`, field `init`), `startRecording()` before
- * `import "task-projection/trace"` (`recording_unavailable`, field `this`).
+ * `import "task-projection/trace"` (`recording_unavailable`, field `this`), a development feature
+ * (`explain`, `explainOwner`, `digest`, `stats`, `startRecording`) called on the production build
+ * (`development_only`, field `this`).
  */
 export type TaskProjectionErrorCode =
   | "invalid_type" | "invalid_value" | "invalid_revision" | "malformed_epoch"
   | "unreadable_value" | "disposed" | "not_initialized" | "recording_unavailable"
+  /** A development feature called on the production build (`development` export condition). */
+  | "development_only"
   /** A snapshot of another format or version than this build reads (`ProjectionStore.hydrate`). */
   | "unsupported_version";
 

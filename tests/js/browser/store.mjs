@@ -1,10 +1,15 @@
-// Browser half of tests/js/store.browser.test.mjs: the `default` entry of the package (init()
-// fetches the .wasm), the shared store runner over every store case, then a few checks that
-// depend on the browser's event loop (microtask-coalesced notifications, boundedLoad's timer).
-import init, { ProjectionStore, boundedLoad } from '/pkg/index.js';
+// Browser half of tests/js/store.browser.test.mjs (Chromium) and tests/engines/ (WebKit,
+// Firefox): an entry of the package (`?entry=/pkg/mvp/index.js`; by default the `default` entry,
+// /pkg/index.js, whose init() fetches the .wasm), the shared store runner over every store case,
+// then a few checks that depend on the browser's event loop (microtask-coalesced notifications,
+// boundedLoad's timer).
 import { loadStoreCases, runAllStoreCases } from '/tests/js/store-runner.mjs';
 
 const status = document.getElementById('status');
+const entry = new URLSearchParams(location.search).get('entry') ?? '/pkg/index.js';
+document.getElementById('entry').textContent = entry;
+let ProjectionStore;
+let boundedLoad;
 const T = 'task-1';
 const session = (id, state, pendingAction) => ({ id, task_id: T, state, pending_action: pendingAction, pending_action_revision: { epoch: '1', sequence: 1 } });
 const message = (id, created) => ({ message_id: id, session_id: 'sess-1', task_id: T, turn_id: 'turn-1', type: 'message', metadata: {}, created_at: created, updated_at: created });
@@ -62,7 +67,9 @@ const browserChecks = [
 ];
 
 try {
-  await init();
+  const api = await import(entry);
+  ({ ProjectionStore, boundedLoad } = api);
+  await api.default();
   const response = await fetch('/tests/fixtures/store_scenarios.json');
   if (!response.ok) throw new Error(`GET /tests/fixtures/store_scenarios.json: ${response.status}`);
   const cases = loadStoreCases(await response.json());
@@ -73,9 +80,9 @@ try {
   status.textContent = `${results.length + checks.length - failed.length} passed, ${failed.length} failed`;
   status.className = failed.length ? 'fail' : '';
   document.getElementById('failures').textContent = failed.map((r) => `✗ ${r.name}\n${r.message}`).join('\n\n');
-  window.__storeResults = { ok: true, results, checks };
+  window.__storeResults = { ok: true, entry, results, checks };
 } catch (err) {
   status.textContent = `error: ${err?.message ?? err}`;
   status.className = 'fail';
-  window.__storeResults = { ok: false, error: String(err?.stack ?? err) };
+  window.__storeResults = { ok: false, entry, error: [String(err), err?.stack].filter(Boolean).join('\n') };
 }

@@ -3,9 +3,10 @@
 // (`export const runtime = 'edge'` fails the build: the edge runtime is deprecated in Next 16), so
 // this is the one place it still runs in such an app: `middleware.ts`, which runs on the edge
 // runtime by default (its successor `proxy.ts` runs on Node.js). Next warns that the
-// "middleware" file convention is deprecated; that warning is expected.
+// "middleware" file convention is deprecated; that warning is expected. `explain`: which build the
+// edge runtime resolved (`edge-light`, and `development` under `next dev`).
 import { ProjectionStore } from 'task-projection';
-import { runScript } from './app/_shared/scenario';
+import { explained, runScript } from './app/_shared/scenario';
 
 export const config = { matcher: '/api/edge' };
 
@@ -14,7 +15,7 @@ export function middleware(): Response {
   const runtime = typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime === 'string' ? 'edge' : 'nodejs';
   const store = new ProjectionStore();
   try {
-    return Response.json({ runtime, ...runScript(store) });
+    return Response.json({ runtime, ...runScript(store), explain: explained(store) });
   } finally {
     store.free();
   }

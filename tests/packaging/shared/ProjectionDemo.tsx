@@ -8,6 +8,7 @@
 //
 // mode "static": `import init, { ProjectionStore } from "task-projection"` and `await init()`.
 // mode "loader": `loadTaskProjection()` from task-projection/loader (wasm, else MVP wasm, else JS).
+// Once the script is applied it shows `explained(store)`: which build the app resolved.
 import { Component, memo, useEffect, useRef, useState, type ReactNode } from 'react';
 import init, { ProjectionStore } from 'task-projection';
 import { loadTaskProjection } from 'task-projection/loader';
@@ -15,7 +16,7 @@ import {
   ProjectionStoreProvider, usePendingClarification, usePendingOwner, useProjectionStore, useSessionPendingAction,
   useStoreAnswer, useTaskPendingAction,
 } from 'task-projection/react';
-import { OWNER_SESSION, QUESTIONS, SCRIPT, TASK_ID } from './scenario';
+import { explained, OWNER_SESSION, QUESTIONS, SCRIPT, TASK_ID } from './scenario';
 
 /** Which build opened the store (shown on the page; the tests check it). */
 let backend = '';
@@ -108,6 +109,10 @@ function Answer() {
       </p>
       <Owner />
       <Question />
+      {/* The development build explains; the production build throws development_only. */}
+      <p>
+        explain(): <span data-testid="explain">{done ? explained(store) : ''}</span>
+      </p>
       <ul data-testid="log">
         {SCRIPT.slice(0, applied).map((s) => (
           <li key={s.label}>{s.label}</li>

@@ -150,3 +150,24 @@ export function runScript(store: ProjectionStore): Answer {
   for (const step of SCRIPT) step.apply(store);
   return answer(store);
 }
+
+/**
+ * `store.explain()` of the owner session, in one line: what the development build explains, or
+ * the production build's error (`development_only`). Which one an app gets is its export
+ * condition's doing (`development`: next dev, the vite dev server, node --conditions=development).
+ */
+export function explained(store: ProjectionStore): string {
+  try {
+    const e = store.explain(OWNER_SESSION);
+    return `${e.pending_action.value} (${e.pending_action.reason}), turn ${e.current_turn.id} (${e.current_turn.reason}), ${e.rejected.length} rejected`;
+  } catch (error) {
+    const { name, code, field } = error as { name?: string; code?: string; field?: string };
+    return `${name} ${code} (${field})`;
+  }
+}
+
+/** `explained(store)` once every step has been applied, by build. */
+export const EXPLAINED = {
+  development: 'clarification (authoritative_projection), turn turn-7 (newest_turn), 1 rejected',
+  production: 'TaskProjectionError development_only (this)',
+} as const;
