@@ -5,8 +5,10 @@
 #   tarball itself every run; the package README's tsx blocks into next-app/app/readme/) ->
 #   node:test: Next.js (webpack and Turbopack: server component, route handler, edge runtime, client
 #   components, the README's React example with and without a WebSocket server, tsc --noEmit),
-#   Vite, Node ESM/CJS, all in headless Chromium where a page is involved. Screenshots:
-#   tests/artifacts/packaging/*.png.
+#   Vite, Node ESM/CJS, all in headless Chromium where a page is involved; which build of the store
+#   each resolves (`next dev` and `vite` the development build with `explain`; `next build`, `vite
+#   build` and plain `node` the production one, its wasm byte for byte, no development wasm in the
+#   output). Screenshots: tests/artifacts/packaging/*.png.
 # Needs only the npm registry (cold install) and works with NEXT_TELEMETRY_DISABLED=1.
 #   bash scripts/test-packaging.sh [--no-build] [node --test reporter args]
 set -euo pipefail
