@@ -255,18 +255,20 @@ export function eventBench(tp, n, {
   };
   const store = preloadedStore(tp, history);
   const storeResult = measure(storePass(store), k, { now, budgetMs, warmupMs });
-  // (`stats()` and recording: the development build only.)
+  // `stats()` and recording are the development build's (the production build throws
+  // development_only): both only where `stats()` answers.
   let stats;
   try {
     stats = store.stats();
   } catch {
     stats = undefined;
   }
+  const development = stats !== undefined;
   store.free();
   // The same pass with a recording on (the runner imports `task-projection/trace`): the cost of
   // the flight recorder per event, a 1 MiB ring wrapping many times.
   let recording;
-  if (recordingOn && stats !== undefined && typeof tp.ProjectionStore.prototype.startRecording === 'function') {
+  if (recordingOn && development && typeof tp.ProjectionStore.prototype.startRecording === 'function') {
     const recorded = preloadedStore(tp, history);
     recorded.startRecording({ maxBytes: 1 << 20 });
     const result = measure(storePass(recorded), k, { now, budgetMs, warmupMs });

@@ -1,9 +1,11 @@
 // `replayTrace(text)`: a trace (docs/trace-format.md) replayed on a fresh store through the
 // package's public methods, recorded again, each step's answers compared with the recorded ones:
 // what `task-projection-replay --check` does natively (src/trace/native.rs). Its own module, only
-// re-exported by the entries: a bundle that does not import it leaves it out.
-import { ProjectionStore } from './store.js';
-import { taskProjectionError, typeName } from './read.js';
+// re-exported by the entries: a bundle that does not import it leaves it out. It replays on the
+// development build (recording is a development feature): pkg/development/, beside this file in
+// pkg/.
+import { ProjectionStore } from './development/store.js';
+import { taskProjectionError, typeName } from './development/read.js';
 
 /** The calls a trace line may name. */
 const CALLS = new Set([

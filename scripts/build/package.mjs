@@ -80,17 +80,10 @@ export function assemblePackage({ version, description, license, repository }) {
     }
   }
   // What react.js and trace.js build on (not exports of their own): subscription.js (React-free),
-  // replay.js (`replayTrace`, on the top module's store: pkg/store.js).
+  // replay.js (`replayTrace`, on the development build's store: pkg/development/store.js).
   for (const name of ['subscription.js', 'replay.js']) {
     fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
     files.push(name);
-  }
-  // The recorder is a development feature: `replayTrace` records on the development build's store.
-  {
-    const replay = path.join(pkgDir, 'replay.js');
-    const text = fs.readFileSync(replay, 'utf8');
-    if (text.split("from './store.js'").length !== 2) fail("js/replay.js: expected one import from './store.js'");
-    fs.writeFileSync(replay, text.replace("from './store.js'", "from './development/store.js'"));
   }
   // `task-projection/trace` for the `node` and `edge-light` conditions: the recorder, with the
   // top module's wasm instantiated at import (node.js), so `replayTrace` works with no other import.

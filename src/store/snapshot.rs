@@ -195,9 +195,7 @@ impl Json {
     fn sequence(&mut self, sequence: u64) {
         self.sep();
         if sequence > (1 << 53) - 1 {
-            let mut digits = String::new();
-            push_uint(&mut digits, sequence);
-            self.text(&digits);
+            self.text(&crate::text::decimal(sequence));
         } else {
             push_uint(&mut self.0, sequence);
         }

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, openDemo, overlay, pageState, play, route,
+  assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo, overlay, pageState, play, route,
   screenshot, sessionTab, taskItem, why, assertWhyMatches,
 } from './harness.mjs';
 
@@ -40,14 +40,7 @@ async function clickTask(page, taskId) {
 /** "New task": a task whose main session is working; the page opens that session. */
 async function newTask(page) {
   await play(page, 'new-task');
-  return eventually(async () => {
-    const r = await route(page);
-    assert.ok(r.sessionId, `opened a session: ${JSON.stringify(r)}`);
-    const s = await pageState(page);
-    assert.equal(s.session, r.sessionId);
-    assert.equal(s.sessionWords, 'Working');
-    return r;
-  }, { message: 'the new task opens' });
+  return newTaskOpened(page);
 }
 
 /** The open question's dialog, once it is there. */

@@ -210,6 +210,22 @@ export async function route(page) {
 }
 
 /**
+ * After "New task": waits until the page has opened the new task's main session, working;
+ * returns the route's `{ taskId, sessionId }`. Reads the DOM only (`page.evaluate`), so a
+ * WebDriver page that runs `evaluate` serves as well as a Playwright one.
+ */
+export async function newTaskOpened(page) {
+  return eventually(async () => {
+    const r = await route(page);
+    assert.ok(r.sessionId, `opened a session: ${JSON.stringify(r)}`);
+    const s = await pageState(page);
+    assert.equal(s.session, r.sessionId);
+    assert.equal(s.sessionWords, 'Working');
+    return r;
+  }, { message: 'the new task opens' });
+}
+
+/**
  * Clicks a button of the page's "Play the agent" panel (`scenario`: the scenario card it sits in;
  * `panel`: the panel's own row, New task / Reset demo data) and waits until the simulator action finished; asserts it succeeded.
  */

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertNoOverflow, assertPlainWords, eventually, pageState, route, ROOT, serverBinary, startServer } from '../e2e/harness.mjs';
+import { assertNoOverflow, assertPlainWords, eventually, newTaskOpened, pageState, ROOT, serverBinary, startServer } from '../e2e/harness.mjs';
 import { elementId, launch, selectedEngines } from './webdriver.mjs';
 
 const PHONE = { width: 390, height: 844 };
@@ -81,14 +81,7 @@ test(`webkit demo (phone ${PHONE.width}x${PHONE.height}): one question is shown,
 
     // A new task: the page opens its main session, working.
     await play('new-task');
-    const { taskId, sessionId } = await eventually(async () => {
-      const r = await route(page);
-      assert.ok(r.sessionId, `opened a session: ${JSON.stringify(r)}`);
-      const s = await pageState(page);
-      assert.equal(s.session, r.sessionId);
-      assert.equal(s.sessionWords, 'Working');
-      return r;
-    }, { message: 'the new task opens' });
+    const { taskId, sessionId } = await newTaskOpened(page);
 
     // The agent asks one question: it shows, answerable, and the page scrolls to it.
     await play('ask', 'question');
