@@ -26,6 +26,7 @@
 
 pub mod error;
 pub(crate) mod hash;
+pub(crate) mod json;
 pub mod rules;
 mod sort;
 pub mod store;

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 
 use crate::error::WireError;
 use crate::hash::HashMap;
-use crate::rules::model::PendingAction;
+use crate::json::Json;
 use crate::rules::turn::CurrentTurn;
 use crate::store::{Navigation, ProjectionStore, Reason};
 use crate::wire::{Kind, Path, Wire};
@@ -213,84 +213,7 @@ pub fn schema(call: &str) -> Option<&'static [Node]> {
     })
 }
 
-// ---- JSON, written as the JS recorder writes it ---------------------------------------------
-
-/// A JSON writer whose text is the JS recorder's byte for byte: strings escaped as
-/// `JSON.stringify` escapes them, numbers by [`number`].
-struct Json(String);
-
-impl Json {
-    /// A comma unless the value opens its container.
-    fn sep(&mut self) {
-        if !matches!(self.0.as_bytes().last(), Some(b'{' | b'[') | None) {
-            self.0.push(',');
-        }
-    }
-
-    /// `s` as `JSON.stringify(s)` writes it (for well-formed text, which is all a store holds).
-    fn text(&mut self, s: &str) {
-        self.0.push('"');
-        for c in s.chars() {
-            match c {
-                '"' => self.0.push_str("\\\""),
-                '\\' => self.0.push_str("\\\\"),
-                '\u{8}' => self.0.push_str("\\b"),
-                '\u{c}' => self.0.push_str("\\f"),
-                '\n' => self.0.push_str("\\n"),
-                '\r' => self.0.push_str("\\r"),
-                '\t' => self.0.push_str("\\t"),
-                c if u32::from(c) < 0x20 => self.0.push_str(&format!("\\u{:04x}", u32::from(c))),
-                c => self.0.push(c),
-            }
-        }
-        self.0.push('"');
-    }
-
-    fn key(&mut self, key: &str) -> &mut Self {
-        self.sep();
-        self.text(key);
-        self.0.push(':');
-        self
-    }
-
-    fn str(&mut self, key: &str, value: Option<&str>) {
-        self.key(key);
-        match value {
-            Some(v) => self.text(v),
-            None => self.0.push_str("null"),
-        }
-    }
-
-    fn raw(&mut self, key: &str, value: &str) {
-        self.key(key).0.push_str(value);
-    }
-
-    fn bool(&mut self, key: &str, value: bool) {
-        self.raw(key, if value { "true" } else { "false" });
-    }
-
-    /// A count or revision; beyond 2^53 − 1 (where a JS Number would round it) a decimal
-    /// string, as `explainOwner` writes a revision.
-    fn num(&mut self, key: &str, value: Option<u64>) {
-        match value {
-            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&n.to_string())),
-            Some(n) => self.raw(key, &n.to_string()),
-            None => self.raw(key, "null"),
-        }
-    }
-
-    fn open(&mut self, key: &str, bracket: char) {
-        self.key(key).0.push(bracket);
-    }
-
-    fn reason(&mut self, key: &str, reason: Reason) {
-        self.str(key, Some(reason.code()));
-    }
-
-    fn action(&mut self, key: &str, action: Option<PendingAction>) {
-        self.str(key, action.map(PendingAction::as_str));
-    }
-}
+// ---- JSON, written as the JS recorder writes it (crate::json, numbers by `number`) --------------------------------------------
 
 /// A number as JSON: integers exactly (below 2^64), other finite numbers with up to 17
 /// fractional digits, `null` for what JSON cannot hold. (`js/trace.js` `number` is the same
@@ -306,7 +229,7 @@ fn number(out: &mut String, n: f64) {
     }
     let int = a.trunc();
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    out.push_str(&(int as u64).to_string());
+    crate::text::push_uint(out, int as u64);
     let mut frac = a - int;
     if frac == 0.0 {
         return;
@@ -425,7 +348,7 @@ impl Step {
 
 /// The answers about a session, as a trace writes them.
 fn session_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
-    let mut j = Json(String::with_capacity(192));
+    let mut j = Json::with_capacity(192);
     j.0.push('{');
     // An answer not known yet (SPEC §11) leaves its key out (the query answers `undefined`).
     let (action, why) = store.session_pending_action(id);
@@ -468,7 +391,7 @@ fn session_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
 
 /// The answers about a task, as a trace writes them.
 fn task_answers<P: Clone>(store: &ProjectionStore<P>, id: &str) -> String {
-    let mut j = Json(String::with_capacity(160));
+    let mut j = Json::with_capacity(160);
     j.0.push('{');
     let (action, why) = store.task_pending_action(id);
     if let Some(action) = action {
@@ -596,7 +519,7 @@ impl Recorder {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let us = (time_ms * 1000.0) as u64;
         self.last_us = self.last_us.max(us);
-        let mut j = Json(String::with_capacity(256));
+        let mut j = Json::with_capacity(256);
         j.0.push('{');
         j.num("step", Some(self.steps));
         j.num("us", Some(self.last_us));
@@ -676,7 +599,7 @@ impl Recorder {
     /// The trace: the header line, then the lines kept, each ending in a newline.
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.bytes.saturating_add(HEADER_ROOM));
-        let mut j = Json(String::with_capacity(HEADER_ROOM));
+        let mut j = Json::with_capacity(HEADER_ROOM);
         j.0.push('{');
         j.str("format", Some(FORMAT));
         j.num("version", Some(VERSION));

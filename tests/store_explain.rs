@@ -4,7 +4,7 @@
 //! write parses and says the same.
 
 use serde_json::{json, Value};
-use task_projection::store::explain::Input;
+use task_projection::store::rejections::Input;
 use task_projection::store::{ProjectionStore, Reason};
 use task_projection::wire::{store_api as api, Json};
 

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
-use super::explain::{is_rejection, Input, Noted};
 use super::messages::{MessageIndex, Upsert};
+use super::rejections::{is_rejection, Input, Noted};
 use super::session::Field;
 use super::{
     MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, SessionId, TurnEvent,

@@ -1,128 +1,25 @@
 //! Explanations: why the store answers what it does about a session ([`SessionExplanation`]) or
-//! a task's pending owner ([`OwnerExplanation`]), and the log of recent inputs it rejected
-//! ([`Rejection`]). Every "why" here is a rule's own answer ([`turn_standing`],
-//! [`request_standing`], [`can_replace`], the queries' reasons); this module only gathers them
+//! a task's pending owner ([`OwnerExplanation`]), with the recent inputs it rejected
+//! (`rejections`). Every "why" here is a rule's own answer ([`turn_standing`],
+//! [`request_standing`], [`crate::rules::revision::can_replace`], the queries' reasons); this module only gathers them
 //! and writes them as JSON for the binding.
-
-use std::collections::VecDeque;
 
 use super::messages::RowView;
 use super::queries::Discovery;
+use super::rejections::{Rejection, Rev};
 use super::session::{SessionEntry, SessionRef};
-use super::{MessageEventKind, ProjectionStore, Reason};
+use super::{ProjectionStore, Reason};
+use crate::json::Json;
 use crate::rules::clarification::{request_standing, RequestStanding};
 use crate::rules::knowledge::{self, Awaiting};
 use crate::rules::model::{
     MessageKind, MessageRecord, PendingAction, Revision, SessionRecord, SessionState, TurnRecord,
 };
-use crate::rules::revision::{can_replace, ReplaceReason};
+use crate::rules::revision::ReplaceReason;
 use crate::rules::turn::{turn_standing, CurrentTurn, TurnStanding};
-
-/// How many rejected inputs the store remembers (store-wide; an explanation lists its own).
-#[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
-const REJECTIONS: usize = 64;
 
 /// How many turns and requests an explanation lists (the most relevant first).
 const LINES: usize = 20;
-
-/// The kind of input a [`Rejection`] was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Input {
-    SessionList,
-    SessionEvent,
-    Message(MessageEventKind),
-    StatusSummary,
-}
-
-impl Input {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Input::SessionList => "session_list",
-            Input::SessionEvent => "session.updated",
-            Input::Message(MessageEventKind::Added) => "session.message.added",
-            Input::Message(MessageEventKind::Updated) => "session.message.updated",
-            Input::Message(MessageEventKind::Deleted) => "session.message.deleted",
-            Input::StatusSummary => "task.status_summary.updated",
-        }
-    }
-}
-
-/// A revision as a rejection carries it: a pending-action revision or a summary's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Rev {
-    Pending(Revision),
-    Summary(u64),
-}
-
-/// An input the store did not take (wholly or, for a session event whose state applied, its
-/// projection): what it was, why, and the revision it carried beside the one held.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    pub input: Input,
-    pub reason: Reason,
-    pub task_id: Option<Box<str>>,
-    pub session_id: Option<Box<str>>,
-    pub message_id: Option<Box<str>>,
-    pub revision: Option<Rev>,
-    pub held: Option<Rev>,
-}
-
-impl Rejection {
-    /// The finer reason of a revision comparison (older epoch, older sequence, malformed epoch).
-    pub fn detail(&self) -> Option<ReplaceReason> {
-        match (&self.revision, &self.held) {
-            (Some(Rev::Pending(incoming)), held) => {
-                let held = match held {
-                    Some(Rev::Pending(h)) => Some(h),
-                    _ => None,
-                };
-                Some(can_replace(held, Some(incoming)).1)
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The bounded log of recent rejections (oldest first).
-#[derive(Clone, Debug, Default)]
-pub(super) struct Rejections(VecDeque<Rejection>);
-
-impl Rejections {
-    #[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
-    pub(super) fn push(&mut self, rejection: Rejection) {
-        if self.0.len() >= REJECTIONS {
-            self.0.pop_front();
-        }
-        self.0.push_back(rejection);
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// Every rejection, oldest first (snapshots).
-    pub(super) fn oldest_first(&self) -> impl Iterator<Item = &Rejection> + '_ {
-        self.0.iter()
-    }
-
-    /// The rejections `keep` selects, newest first.
-    fn select(&self, keep: impl Fn(&Rejection) -> bool) -> Vec<&Rejection> {
-        self.0.iter().rev().filter(|r| keep(r)).collect()
-    }
-}
-
-/// The reasons an event reason counts as a rejection.
-pub(super) const fn is_rejection(reason: Reason) -> bool {
-    matches!(
-        reason,
-        Reason::OlderRevisionRejected
-            | Reason::OlderUpdateCarriesNoProjection
-            | Reason::OlderStateIgnored
-            | Reason::DeletedMessageStaysDeleted
-            | Reason::TaskMismatchRejected
-            | Reason::TaskRemoved
-    )
-}
 
 /// One turn in a [`SessionExplanation`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,64 +106,7 @@ pub struct OwnerExplanation<'a> {
     pub rejected: Vec<&'a Rejection>,
 }
 
-/// A rejected input as its apply call sees it ([`ProjectionStore::note_rejection`] copies it).
-#[cfg_attr(not(feature = "development"), allow(dead_code))] // the production build records none
-pub(super) struct Noted<'a> {
-    pub(super) input: Input,
-    pub(super) reason: Reason,
-    pub(super) task_id: Option<&'a str>,
-    pub(super) session_id: Option<&'a str>,
-    pub(super) message_id: Option<&'a str>,
-    /// A pending-action revision (a summary's is `summary`).
-    pub(super) revision: Option<&'a Revision>,
-    pub(super) summary: Option<u64>,
-}
-
 impl<P: Clone> ProjectionStore<P> {
-    /// Records a rejected input (see [`Rejections`]) with the revision held now: a rejected
-    /// input left it as it was. Out of line: rejections are rare, and the apply paths stay small.
-    /// Without the `development` feature (the package's production build) nothing is recorded:
-    /// the log only serves [`Self::explain`] and the snapshot's copy of it.
-    #[cfg(not(feature = "development"))]
-    #[inline(always)]
-    pub(super) fn note_rejection(&mut self, _noted: Noted<'_>) {}
-
-    #[cfg(feature = "development")]
-    #[inline(never)]
-    pub(super) fn note_rejection(&mut self, noted: Noted<'_>) {
-        let (revision, held) = if noted.input == Input::StatusSummary {
-            let held = noted
-                .task_id
-                .and_then(|t| self.tasks.get(t))
-                .and_then(|t| t.summary.as_ref())
-                .and_then(|s| s.revision());
-            (noted.summary.map(Rev::Summary), held.map(Rev::Summary))
-        } else {
-            let held = noted
-                .session_id
-                .and_then(|s| self.sessions.get(s))
-                .and_then(|s| s.projection.revision.clone());
-            (
-                noted.revision.cloned().map(Rev::Pending),
-                held.map(Rev::Pending),
-            )
-        };
-        self.rejected.push(Rejection {
-            input: noted.input,
-            reason: noted.reason,
-            task_id: noted.task_id.map(Box::from),
-            session_id: noted.session_id.map(Box::from),
-            message_id: noted.message_id.map(Box::from),
-            revision,
-            held,
-        });
-    }
-
-    /// Forgets the recorded rejections.
-    pub fn clear_rejections(&mut self) {
-        self.rejected.clear();
-    }
-
     /// Why the store answers what it does about `session_id`.
     pub fn explain<'s>(&'s self, session_id: &'s str) -> SessionExplanation<'s> {
         let entry = self.sessions.get_key_value(session_id);
@@ -448,99 +288,7 @@ impl<P: Clone> ProjectionStore<P> {
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-/// A small JSON writer: the explanations are written once per call, for people and devtools, so
-/// a hand-written writer keeps serde's serializer out of the wasm.
-pub(super) struct Json(pub(super) String);
-
 impl Json {
-    /// A comma unless the value opens its container.
-    pub(super) fn sep(&mut self) {
-        if !matches!(self.0.as_bytes().last(), Some(b'{' | b'[') | None) {
-            self.0.push(',');
-        }
-    }
-
-    #[inline(never)]
-    pub(super) fn key(&mut self, key: &str) -> &mut Self {
-        self.sep();
-        self.text(key);
-        self.0.push(':');
-        self
-    }
-
-    #[inline(never)]
-    pub(super) fn text(&mut self, s: &str) {
-        self.0.push('"');
-        // Escapes are ASCII, so the text between them is pushed as whole UTF-8 slices.
-        let mut from = 0;
-        for (at, byte) in s.bytes().enumerate() {
-            if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                self.0.push_str(s.get(from..at).unwrap_or_default());
-                self.0.push_str("\\u00");
-                for d in [byte >> 4, byte & 0xf] {
-                    self.0.push(char::from(
-                        b"0123456789abcdef"
-                            .get(usize::from(d))
-                            .copied()
-                            .unwrap_or(b'0'),
-                    ));
-                }
-                from = at.saturating_add(1);
-            }
-        }
-        self.0.push_str(s.get(from..).unwrap_or_default());
-        self.0.push('"');
-    }
-
-    #[inline(never)]
-    pub(super) fn str(&mut self, key: &str, value: Option<&str>) {
-        self.key(key);
-        match value {
-            Some(v) => self.text(v),
-            None => self.0.push_str("null"),
-        }
-    }
-
-    pub(super) fn raw(&mut self, key: &str, value: &str) {
-        self.key(key).0.push_str(value);
-    }
-
-    pub(super) fn bool(&mut self, key: &str, value: bool) {
-        self.raw(key, if value { "true" } else { "false" });
-    }
-
-    /// A number; beyond 2^53 − 1 (where a JS Number would round it) a decimal string.
-    #[inline(never)]
-    pub(super) fn num(&mut self, key: &str, value: Option<u64>) {
-        match value {
-            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&crate::text::decimal(n))),
-            Some(n) => self.raw(key, &crate::text::decimal(n)),
-            None => self.raw(key, "null"),
-        }
-    }
-
-    pub(super) fn open(&mut self, key: &str, bracket: char) {
-        self.key(key).0.push(bracket);
-    }
-
-    /// An array element that is an object.
-    pub(super) fn element(&mut self) {
-        self.sep();
-        self.0.push('{');
-    }
-
-    pub(super) fn close(&mut self, bracket: char) {
-        self.0.push(bracket);
-    }
-
-    pub(super) fn reason(&mut self, reason: Reason) {
-        self.str("reason", Some(reason.code()));
-    }
-
-    pub(super) fn action(&mut self, key: &str, action: Option<PendingAction>) {
-        self.str(key, action.map(PendingAction::as_str));
-    }
-
     /// `{ value, known, reason }` of a pending-action answer (`value` null while unknown).
     pub(super) fn answer(
         &mut self,
@@ -550,7 +298,7 @@ impl Json {
         self.open(key, '{');
         self.action("value", action.flatten());
         self.bool("known", action.is_some());
-        self.reason(why);
+        self.reason("reason", why);
         self.close('}');
     }
 
@@ -582,7 +330,7 @@ impl Json {
         for r in rejected {
             self.element();
             self.str("input", Some(r.input.as_str()));
-            self.reason(r.reason);
+            self.reason("reason", r.reason);
             self.str("detail", r.detail().and_then(replace_detail));
             self.str("task_id", r.task_id.as_deref());
             self.str("session_id", r.session_id.as_deref());
@@ -636,7 +384,7 @@ pub const fn request_standing_code(standing: RequestStanding) -> &'static str {
 impl SessionExplanation<'_> {
     /// The explanation as JSON (the shape `SessionExplanation` in `types/store.d.ts` declares).
     pub fn to_json(&self) -> String {
-        let mut j = Json(String::with_capacity(512));
+        let mut j = Json::with_capacity(512);
         j.0.push('{');
         j.str("session_id", Some(self.session_id));
         j.bool("known", self.known);
@@ -650,7 +398,7 @@ impl SessionExplanation<'_> {
         j.open("current_turn", '{');
         j.str("id", current.turn());
         j.bool("known", current != CurrentTurn::Unknown);
-        j.reason(why);
+        j.reason("reason", why);
         j.close('}');
         j.num(
             "turn_count",
@@ -679,7 +427,7 @@ impl SessionExplanation<'_> {
         let (known, why, pending_id) = self.clarification;
         j.open("clarification", '{');
         j.bool("known", known);
-        j.reason(why);
+        j.reason("reason", why);
         j.str("pending_id", pending_id);
         j.close('}');
         j.open("requests", '[');
@@ -700,7 +448,7 @@ impl SessionExplanation<'_> {
             None => j.raw("pending", "null"),
         }
         j.bool("known", blocked.is_some());
-        j.reason(why);
+        j.reason("reason", why);
         j.close('}');
 
         j.rejected(&self.rejected);
@@ -712,7 +460,7 @@ impl SessionExplanation<'_> {
 impl OwnerExplanation<'_> {
     /// The explanation as JSON (the shape `OwnerExplanation` in `types/store.d.ts` declares).
     pub fn to_json(&self) -> String {
-        let mut j = Json(String::with_capacity(256));
+        let mut j = Json::with_capacity(256);
         j.0.push('{');
         j.str("task_id", Some(self.task_id));
         j.bool("known", self.known);
@@ -722,7 +470,7 @@ impl OwnerExplanation<'_> {
         j.open("owner", '{');
         j.str("session_id", owner.flatten());
         j.bool("known", owner.is_some());
-        j.reason(why);
+        j.reason("reason", why);
         j.close('}');
         j.answer("pending_action", self.pending_action);
         j.num("summary_revision", self.summary_revision);

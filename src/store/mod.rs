@@ -23,6 +23,7 @@ pub(crate) mod messages;
 mod packed;
 mod queries;
 mod reason;
+pub mod rejections;
 mod remembered;
 mod selection;
 mod session;
@@ -36,13 +37,13 @@ use crate::rules::connection;
 
 use hash::{HashMap, HashSet};
 
-use explain::Rejections;
 pub use inputs::{
     Bundle, Changes, MessageEvent, MessageEventKind, Navigation, SelectionLoad, SelectionTicket,
     TaskInput, TurnEvent,
 };
 pub use messages::MessageParts;
 pub use reason::Reason;
+use rejections::Rejections;
 use remembered::Remembered;
 use selection::ActiveSelection;
 use session::{SessionChanges, SessionEntry};

@@ -155,3 +155,15 @@ const fn owner_code(reason: OwnerReason) -> &'static str {
         OwnerReason::NoSession => "no_session",
     }
 }
+
+impl crate::json::Json {
+    /// `"key":"<reason code>"` (explanations, traces).
+    pub(crate) fn reason(&mut self, key: &str, reason: Reason) {
+        self.str(key, Some(reason.code()));
+    }
+
+    /// `"key":"clarification" | "permission" | null` (explanations, snapshots, traces).
+    pub(crate) fn action(&mut self, key: &str, action: Option<crate::rules::model::PendingAction>) {
+        self.str(key, action.map(crate::rules::model::PendingAction::as_str));
+    }
+}

@@ -10,10 +10,11 @@
 
 use std::sync::Arc;
 
-use super::explain::{Input, Json, Rejection, Rev};
+use super::rejections::{Input, Rejection, Rev};
 use super::session::SessionEntry;
 use super::tasks::{HeldSummary, TaskEntry};
 use super::{MessageParts, ProjectionStore, Reason, SessionId};
+use crate::json::Json;
 use crate::rules::clarification;
 use crate::rules::model::{
     Message, MessageKind, MessageRecord, PendingAction, RequestStatus, Revision, SessionState,
@@ -279,7 +280,7 @@ impl<P: Clone> ProjectionStore<P> {
         sessions.dedup();
         sessions.retain(|s| self.sessions.contains_key(*s));
 
-        let mut j = Json(String::with_capacity(256));
+        let mut j = Json::with_capacity(256);
         j.0.push('{');
         j.str("format", Some(FORMAT));
         j.num("version", Some(VERSION));

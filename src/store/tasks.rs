@@ -2,8 +2,8 @@
 //! task inputs: summary events, `task.updated`, deletion, and REST snapshots merged against the
 //! fetch token's `Captured` state (SPEC §7).
 
-use super::explain::{Input, Noted};
 use super::hash::HashMap;
+use super::rejections::{Input, Noted};
 use super::{ProjectionStore, Reason, SessionId, TaskInput, MAX_FETCHES};
 use crate::error::WireError;
 use crate::rules::model::{self, PendingAction, StatusSummary};

@@ -7,7 +7,7 @@ use crate::error::WireError;
 use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
 use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
-use crate::store::explain::{Input, Rejection, Rev};
+use crate::store::rejections::{Input, Rejection, Rev};
 use crate::store::snapshot::{
     kind_of_code, status_of_code, turn_flags, SessionSnapshot, SnapshotInput, TaskSnapshot,
     DISPATCH_ATTEMPTED, DISPATCH_PENDING, FORMAT, LIFECYCLE_ONLY, VERSION,
