@@ -1,0 +1,130 @@
+//! The reading side of snapshots: [`ProjectionStore::hydrate`], which builds a store from a
+//! decoded snapshot, and the parsing of a rejection's input and reason that the decoder
+//! (`wire::snapshot`) uses.
+
+use std::sync::Arc;
+
+use super::SnapshotInput;
+use crate::store::rejections::Input;
+use crate::store::session::SessionEntry;
+use crate::store::tasks::{HeldSummary, TaskEntry};
+use crate::store::{MessageParts, ProjectionStore, Reason, SessionId};
+
+impl<P: Clone> ProjectionStore<P> {
+    /// A store holding exactly what `snapshot` describes; `restored`: its answers are marked as
+    /// restored until the stream's first hello or a task snapshot ([`Self::restored`]).
+    pub fn hydrate(snapshot: SnapshotInput<P>, restored: bool) -> Self {
+        let mut store = Self::new();
+        store.server_epoch = snapshot.epoch.map(Box::from);
+        store.position = snapshot.position.map(|(s, o)| (Box::from(s), o));
+        store.restored = restored;
+        for id in snapshot.removed_tasks {
+            store.removed_tasks.insert(&id, None);
+        }
+        for id in snapshot.removed_sessions {
+            store.removed_sessions.insert(&id, None);
+        }
+        let mut shared: crate::hash::HashMap<String, Arc<str>> = crate::hash::HashMap::default();
+        let mut task_id = |id: &str| -> Arc<str> {
+            shared
+                .entry(id.to_owned())
+                .or_insert_with(|| Arc::from(id))
+                .clone()
+        };
+        for s in snapshot.sessions {
+            let mut entry = SessionEntry {
+                task_id: s.task.as_deref().map(&mut task_id),
+                listed: s.listed,
+                state: s.state,
+                state_clock: s.state_at,
+                is_primary: s.primary,
+                primary_clock: s.primary_at,
+                projection: s.projection,
+                early_turns: s.early,
+                paged: s.paged,
+                ..SessionEntry::default()
+            };
+            if let Some(turns) = s.turns {
+                entry.set_turns(turns);
+            }
+            for message in &s.messages {
+                entry.messages.upsert(&MessageParts::from(message));
+            }
+            for (message, revision) in &s.deleted {
+                entry.messages.bury(message, revision.as_ref());
+            }
+            store
+                .sessions
+                .insert(SessionId::from(s.id), Box::new(entry));
+        }
+        for t in snapshot.tasks {
+            let sessions = t.sessions.map(|list| {
+                list.into_iter()
+                    .map(|id| match store.sessions.get_key_value(id.as_str()) {
+                        Some((key, _)) => key.clone(),
+                        None => SessionId::from(id),
+                    })
+                    .collect()
+            });
+            let entry = TaskEntry {
+                known: t.known,
+                summary: t
+                    .summary
+                    .map(|(summary, payload)| HeldSummary { summary, payload }),
+                task_pending_action: t.legacy,
+                sessions,
+                version: 0,
+            };
+            store.tasks.insert(Box::from(t.id), entry);
+        }
+        // Decoded (and so validated) by every build; kept where the log is (`development`).
+        #[cfg(feature = "development")]
+        for r in snapshot.rejected {
+            store.rejected.push(r);
+        }
+        // Every entry starts at a version above 0 (0 means "no entry").
+        let version = store.bump();
+        for entry in store.sessions.values_mut() {
+            entry.version = version;
+            entry.discovery = version;
+        }
+        for task in store.tasks.values_mut() {
+            task.version = version;
+        }
+        store.removals = version;
+        store.clear_changes();
+        store
+    }
+}
+
+impl Input {
+    /// The input a rejection's text names (the inverse of [`Input::as_str`]).
+    pub fn parse(text: &str) -> Option<Input> {
+        use crate::store::MessageEventKind as K;
+        Some(match text {
+            "session_list" => Input::SessionList,
+            "session.updated" => Input::SessionEvent,
+            "session.message.added" => Input::Message(K::Added),
+            "session.message.updated" => Input::Message(K::Updated),
+            "session.message.deleted" => Input::Message(K::Deleted),
+            "task.status_summary.updated" => Input::StatusSummary,
+            _ => return None,
+        })
+    }
+}
+
+impl Reason {
+    /// A rejection's reason from its code (the reasons the rejection log holds).
+    pub fn rejection(code: &str) -> Option<Reason> {
+        [
+            Reason::OlderRevisionRejected,
+            Reason::OlderUpdateCarriesNoProjection,
+            Reason::OlderStateIgnored,
+            Reason::DeletedMessageStaysDeleted,
+            Reason::TaskMismatchRejected,
+            Reason::TaskRemoved,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
+    }
+}
