@@ -45,39 +45,28 @@ fn arrivals(history: &History) -> Vec<Arrival> {
         .collect()
 }
 
-/// Applies one step; `tokens` holds the fetch tokens of begun snapshot copies.
+/// Applies one step through the library's dispatcher; `tokens` holds the fetch tokens of begun
+/// snapshot copies.
 fn apply(store: &mut Store, history: &History, step: &Step, tokens: &mut HashMap<usize, u64>) {
-    let input = &history.inputs[step.input];
-    let payload = |j: Json<'_>| j.0.cloned().unwrap_or(Value::Null);
-    let result = match input {
+    let token;
+    let (call, args): (&str, Vec<Json<'_>>) = match &history.inputs[step.input] {
         Input::TaskSnapshot { tasks } => {
             let copy = step.copy.unwrap_or(0);
             if step.begin {
                 tokens.insert(copy, store.begin_task_fetch());
                 return;
             }
-            let token = json!(tokens.remove(&copy).expect("begun before applied"));
-            api::apply_task_snapshot(store, &Json::new(&token), &Json::new(tasks), payload)
+            token = json!(tokens.remove(&copy).expect("begun before applied"));
+            (
+                "applyTaskSnapshot",
+                vec![Json::new(&token), Json::new(tasks)],
+            )
         }
-        Input::Call { call, args } => {
-            let arg = |i: usize| Json(args.get(i));
-            match *call {
-                "applySessionList" => api::apply_session_list(store, &arg(0), &arg(1)),
-                "applyTurnList" => api::apply_turn_list(store, &arg(0), &arg(1)),
-                "applyMessagePage" => api::apply_message_page(store, &arg(0), &arg(1)),
-                "applyMessageEvent" => api::apply_message_event(store, &arg(0), &arg(1)),
-                "applyTurnEvent" => api::apply_turn_event(store, &arg(0)),
-                "applySessionEvent" => api::apply_session_event(store, &arg(0)),
-                "applyStatusSummaryEvent" => {
-                    api::apply_status_summary_event(store, &arg(0), payload)
-                }
-                "applyTaskUpdated" => api::apply_task_updated(store, &arg(0), payload),
-                "removeTask" => api::remove_task(store, &arg(0)),
-                other => panic!("no such input {other}"),
-            }
-        }
+        Input::Call { call, args } => (call, args.iter().map(Json::new).collect()),
     };
-    result.expect("a server-like input is valid");
+    let arg = |i: usize| args.get(i).copied().unwrap_or(Json::ABSENT);
+    let payload = |j: Json<'_>| j.0.cloned().unwrap_or(Value::Null);
+    api::dispatch(store, call, arg, payload, String::new).expect("a server-like input is valid");
 }
 
 /// Every query of the contract, per session and task, as the scenario runners spell results.

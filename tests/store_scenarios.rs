@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 use task_projection::rules::turn::CurrentTurn;
 use task_projection::store::{Navigation, ProjectionStore, Reason};
-use task_projection::wire::{store_api as api, Json};
+use task_projection::wire::store_api::{self as api, Answer, CallError, Outcome};
+use task_projection::wire::Json;
 use task_projection::WireError;
 
 use store_common::common::without_undefined;
@@ -17,6 +18,7 @@ use store_common::{load, resolve, Step};
 
 type Store = ProjectionStore<Value>;
 
+/// A summary's wire value as the store holds it.
 fn payload(json: Json<'_>) -> Value {
     json.0.cloned().unwrap_or(Value::Null)
 }
@@ -26,7 +28,32 @@ fn action(a: Option<Option<task_projection::rules::model::PendingAction>>) -> Op
     a.map(|a| a.map_or(Value::Null, |a| json!(a.as_str())))
 }
 
-/// Runs one step: `Ok((result, reason))`, where `result` is `None` for `undefined`.
+/// A clarification bundle as the JS class returns it.
+fn bundle(b: Option<task_projection::store::Bundle<'_>>) -> Value {
+    b.map_or(
+        Value::Null,
+        |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
+    )
+}
+
+/// A query's answer as the JS class returns it (`None`: `undefined`).
+fn answer_json(answer: Answer<'_, Value>) -> Option<Value> {
+    match answer {
+        Answer::Action(a) => action(a),
+        Answer::Turn(CurrentTurn::Unknown) => None,
+        Answer::Turn(CurrentTurn::None) => Some(Value::Null),
+        Answer::Turn(CurrentTurn::Turn(t)) => Some(json!(t)),
+        Answer::Clarification(b) => b.map(bundle),
+        Answer::Hidden(ids) => ids.map(|ids| json!(ids)),
+        Answer::Permission(blocked) => blocked.map(|b| json!(b)),
+        Answer::Summary(summary) => summary.map(|s| s.cloned().unwrap_or(Value::Null)),
+        Answer::Owner(owner) => owner.map(|o| json!(o.unwrap_or_default())),
+    }
+}
+
+/// Runs one step through the library's dispatcher (`store_api::dispatch`, tickets
+/// `ticket-1`, `ticket-2`, ...): `Ok((result, reason))`, where `result` is `None` for
+/// `undefined`.
 fn run(
     store: &mut Store,
     step: &Step,
@@ -34,100 +61,28 @@ fn run(
     ticket_seq: &mut u32,
 ) -> Result<(Option<Value>, Option<Reason>), WireError> {
     let arg = |i: usize| Json(args.get(i).and_then(Option::as_ref));
-    let id = |i: usize, name: &'static str| api::id(&arg(i), name);
-    let done = |reason: Reason| Ok((None, Some(reason)));
-    match step.call.as_str() {
-        "applySessionList" => done(api::apply_session_list(store, &arg(0), &arg(1))?),
-        "applyTurnList" => done(api::apply_turn_list(store, &arg(0), &arg(1))?),
-        "applyMessagePage" => done(api::apply_message_page(store, &arg(0), &arg(1))?),
-        "applyMessageEvent" => done(api::apply_message_event(store, &arg(0), &arg(1))?),
-        "applyMessageEvents" => done(api::apply_message_events(store, &arg(0), &arg(1))?),
-        "applyTurnEvent" => done(api::apply_turn_event(store, &arg(0))?),
-        "applySessionEvent" => done(api::apply_session_event(store, &arg(0))?),
-        "applyStatusSummaryEvent" => {
-            done(api::apply_status_summary_event(store, &arg(0), payload)?)
-        }
-        "applyTaskUpdated" => done(api::apply_task_updated(store, &arg(0), payload)?),
-        "removeTask" => done(api::remove_task(store, &arg(0))?),
-        "applyTaskSnapshot" => done(api::apply_task_snapshot(store, &arg(0), &arg(1), payload)?),
-        "beginTaskFetch" => Ok((Some(json!(store.begin_task_fetch())), None)),
-        "beginSelection" => {
-            *ticket_seq += 1;
-            let begun =
-                api::begin_selection(store, &arg(0), &arg(1), format!("ticket-{ticket_seq}"))?;
-            Ok((
-                Some(json!({"ticket": begun.ticket, "reload": begun.reload})),
-                None,
-            ))
-        }
-        "setActiveTask" => {
-            api::set_active_task(store, &arg(0))?;
-            Ok((None, None))
-        }
-        "settleSelection" => {
-            let (navigation, reason) = api::settle_selection(store, &arg(0), &arg(1))?;
-            let value = match navigation {
-                Navigation::Session(id) => json!({"kind": "session", "sessionId": id}),
-                Navigation::TaskOnly => json!({"kind": "task_only"}),
-                Navigation::Inert => json!({"kind": "inert"}),
-            };
-            Ok((Some(value), Some(reason)))
-        }
-        "dispose" | "renew" => {
-            *store = Store::new();
-            Ok((None, None))
-        }
-        "sessionPendingAction" => {
-            let (a, r) = store.session_pending_action(&id(0, "sessionId")?);
-            Ok((action(a), Some(r)))
-        }
-        "currentTurnId" => {
-            let (turn, r) = store.current_turn_id(&id(0, "sessionId")?);
-            let value = match turn {
-                CurrentTurn::Unknown => None,
-                CurrentTurn::None => Some(Value::Null),
-                CurrentTurn::Turn(t) => Some(json!(t)),
-            };
-            Ok((value, Some(r)))
-        }
-        "pendingClarification" => {
-            let (bundle, r) = store.pending_clarification(&id(0, "sessionId")?);
-            let value = bundle.map(|b| {
-                b.map_or(
-                    Value::Null,
-                    |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
-                )
-            });
-            Ok((value, Some(r)))
-        }
-        "hiddenMessageIds" => {
-            let (ids, r) = store.hidden_message_ids(&id(0, "sessionId")?);
-            Ok((ids.map(|ids| json!(ids)), Some(r)))
-        }
-        "hasPendingPermission" => {
-            let (blocked, r) = store.has_pending_permission(&id(0, "sessionId")?);
-            Ok((blocked.map(|b| json!(b)), Some(r)))
-        }
-        "taskPendingAction" => {
-            let (a, r) = store.task_pending_action(&id(0, "taskId")?);
-            Ok((action(a), Some(r)))
-        }
-        "taskStatusSummary" => {
-            let (summary, r) = store.task_status_summary(&id(0, "taskId")?);
-            Ok((summary.map(|s| s.cloned().unwrap_or(Value::Null)), Some(r)))
-        }
-        "pendingOwner" => {
-            let task = id(0, "taskId")?;
-            let preferred = args
-                .get(1)
-                .and_then(Option::as_ref)
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let (owner, r) = store.pending_owner(&task, preferred.as_deref());
-            Ok((owner.map(|o| json!(o.unwrap_or(""))), Some(r)))
-        }
-        other => panic!("unknown call {other}"),
-    }
+    let ticket = || {
+        *ticket_seq += 1;
+        format!("ticket-{ticket_seq}")
+    };
+    let outcome = match api::dispatch(store, &step.call, arg, payload, ticket) {
+        Ok(outcome) => outcome,
+        Err(CallError::Wire(error)) => return Err(error),
+        Err(CallError::UnknownCall(call)) => panic!("unknown call {call}"),
+    };
+    let reason = outcome.reason();
+    let result = match outcome {
+        Outcome::Token(token) => Some(json!(token)),
+        Outcome::Selection(begun) => Some(json!({"ticket": begun.ticket, "reload": begun.reload})),
+        Outcome::Settled(navigation, _) => Some(match navigation {
+            Navigation::Session(id) => json!({"kind": "session", "sessionId": id}),
+            Navigation::TaskOnly => json!({"kind": "task_only"}),
+            Navigation::Inert => json!({"kind": "inert"}),
+        }),
+        Outcome::Answer(answer, _) => answer_json(answer),
+        Outcome::Applied(_) | Outcome::Done => None,
+    };
+    Ok((result, reason))
 }
 
 fn check_case(case: &store_common::Case) -> Result<(), String> {
@@ -229,12 +184,6 @@ fn every_store_scenario_case() {
 /// Every query's answer for `id` as a session and as a task (unknown as `"$undefined"`).
 fn all_answers(store: &Store, id: &str) -> Value {
     let known = |v: Option<Value>| v.unwrap_or_else(|| json!("$undefined"));
-    let bundle = |b: Option<task_projection::store::Bundle<'_>>| {
-        b.map_or(
-            Value::Null,
-            |b| json!({"pending_id": b.pending_id, "message_ids": b.message_ids}),
-        )
-    };
     json!({
         "sessionPendingAction": known(action(store.session_pending_action(id).0)),
         "currentTurnId": format!("{:?}", store.current_turn_id(id).0),

@@ -18,9 +18,10 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{json, Map, Value};
 use task_projection::rules::summary::FetchedSummary;
-use task_projection::store::{ProjectionStore, Reason};
+use task_projection::store::ProjectionStore;
+use task_projection::wire::store_api::{self, CallError, Outcome};
 use task_projection::wire::tape::{self, Writer};
-use task_projection::wire::{self, api, events, store_api, Json, Path, Wire};
+use task_projection::wire::{self, api, events, Json, Path, Wire};
 use task_projection::WireError;
 
 use store_common::common::{self, without_undefined};
@@ -465,91 +466,27 @@ fn every_fixture_value_decodes_the_same_from_the_tape() {
 
 // ---- the store scenarios through store_api, over JSON and over the tape ---------------------------
 
-/// One store step over `args` (`W`: JSON or tape values): the answer, the reason, the state's
-/// digest and version afterwards, all as text; and what a later `{"$saved": name}` stands for
-/// (the fetch token or the selection ticket).
+/// One store step over `arg(i)` (`W`: JSON or tape values) through the library's dispatcher
+/// (`store_api::dispatch`): its outcome or error, the state's digest and version afterwards, all
+/// as text; and what a later `{"$saved": name}` stands for (the fetch token or the selection
+/// ticket).
 fn store_step<W: Payload>(
     store: &mut ProjectionStore<Value>,
     call: &str,
-    args: [W; 3],
+    arg: impl Fn(usize) -> W,
     kept: &[Value],
     ticket: &str,
 ) -> (String, Value) {
-    let mut saved = Value::Null;
-    let [a, b, _] = &args;
-    let done = |r: Result<Reason, WireError>| format!("{r:?}");
-    let answer = match call {
-        "applySessionList" => done(store_api::apply_session_list(store, a, b)),
-        "applyTurnList" => done(store_api::apply_turn_list(store, a, b)),
-        "applyMessagePage" => done(store_api::apply_message_page(store, a, b)),
-        "applyMessageEvent" => done(store_api::apply_message_event(store, a, b)),
-        "applyMessageEvents" => done(store_api::apply_message_events(store, a, b)),
-        "applyTurnEvent" => done(store_api::apply_turn_event(store, a)),
-        "applySessionEvent" => done(store_api::apply_session_event(store, a)),
-        "applyStatusSummaryEvent" => done(store_api::apply_status_summary_event(
-            store,
-            a,
-            held::<W>(kept),
-        )),
-        "applyTaskUpdated" => done(store_api::apply_task_updated(store, a, held::<W>(kept))),
-        "removeTask" => done(store_api::remove_task(store, a)),
-        "applyTaskSnapshot" => done(store_api::apply_task_snapshot(store, a, b, held::<W>(kept))),
-        "beginTaskFetch" => {
-            let token = store.begin_task_fetch();
-            saved = json!(token);
-            token.to_string()
-        }
-        "beginSelection" => {
-            let begun = store_api::begin_selection(store, a, b, ticket.to_owned());
-            if let Ok(begun) = &begun {
-                saved = json!(begun.ticket);
-            }
-            format!("{begun:?}")
-        }
-        "setActiveTask" => format!("{:?}", store_api::set_active_task(store, a)),
-        "settleSelection" => format!("{:?}", store_api::settle_selection(store, a, b)),
-        "dispose" | "renew" => {
-            *store = ProjectionStore::new();
-            String::new()
-        }
-        query => {
-            let session = store_api::id(a, "sessionId");
-            let task = store_api::id(a, "taskId");
-            match query {
-                "sessionPendingAction" => {
-                    format!("{:?}", session.map(|s| store.session_pending_action(&s)))
-                }
-                "currentTurnId" => format!("{:?}", session.map(|s| store.current_turn_id(&s))),
-                "pendingClarification" => format!(
-                    "{:?}",
-                    session.map(|s| {
-                        let (bundle, reason) = store.pending_clarification(&s);
-                        (bundle.map(|b| format!("{b:?}")), reason)
-                    })
-                ),
-                "hiddenMessageIds" => {
-                    format!("{:?}", session.map(|s| store.hidden_message_ids(&s)))
-                }
-                "hasPendingPermission" => {
-                    format!("{:?}", session.map(|s| store.has_pending_permission(&s)))
-                }
-                "taskPendingAction" => {
-                    format!("{:?}", task.map(|t| store.task_pending_action(&t)))
-                }
-                "taskStatusSummary" => {
-                    format!("{:?}", task.map(|t| store.task_status_summary(&t)))
-                }
-                "pendingOwner" => {
-                    let preferred = wire::optional_string(b, &Path::Root("preferredSessionId"));
-                    match (task, preferred) {
-                        (Ok(t), Ok(p)) => format!("{:?}", store.pending_owner(&t, p.as_deref())),
-                        (t, p) => format!("{t:?} {p:?}"),
-                    }
-                }
-                other => panic!("unknown call {other}"),
-            }
-        }
+    let outcome = store_api::dispatch(store, call, arg, held::<W>(kept), || ticket.to_owned());
+    let saved = match &outcome {
+        Ok(Outcome::Token(token)) => json!(token),
+        Ok(Outcome::Selection(begun)) => json!(begun.ticket),
+        _ => Value::Null,
     };
+    if let Err(CallError::UnknownCall(call)) = &outcome {
+        panic!("unknown call {call}");
+    }
+    let answer = format!("{outcome:?}");
     let state = format!(
         "{answer} | digest {} version {}",
         store.digest(),
@@ -579,20 +516,8 @@ fn every_store_scenario_runs_the_same_from_the_tape() {
             let refs: Vec<Option<&Value>> = args.iter().map(Option::as_ref).collect();
             let w = Writer::args(&refs);
             let t = w.read().expect("a tape the Writer wrote reads");
-            let (j, save) = store_step(
-                &mut by_json,
-                &step.call,
-                [json(0), json(1), json(2)],
-                &[],
-                &ticket,
-            );
-            let (k, _) = store_step(
-                &mut by_tape,
-                &step.call,
-                [t.arg(0), t.arg(1), t.arg(2)],
-                &w.kept,
-                &ticket,
-            );
+            let (j, save) = store_step(&mut by_json, &step.call, json, &[], &ticket);
+            let (k, _) = store_step(&mut by_tape, &step.call, |i| t.arg(i), &w.kept, &ticket);
             if j != k {
                 differences.push(format!(
                     "{} step {n} ({}):\n  json: {j}\n  tape: {k}",

@@ -48,7 +48,8 @@ use task_projection::rules::model::{PendingAction, Revision, SessionState};
 use task_projection::rules::order::{revives, stronger_tombstone, Revival};
 use task_projection::rules::turn::CurrentTurn;
 use task_projection::store::{MessageEventKind, Navigation, ProjectionStore, Reason};
-use task_projection::wire::{events, store_api as api, Json, Path};
+use task_projection::wire::store_api::{self as api, CallError, Outcome};
+use task_projection::wire::{events, Json, Path};
 use task_projection::WireError;
 
 #[path = "common.rs"]
@@ -949,7 +950,8 @@ fn roots(name: &str) -> &'static [&'static str] {
         "removeTask" | "setActiveTask" => &["taskId"],
         "beginSelection" => &["taskId", "options"],
         "settleSelection" => &["ticket", "outcome"],
-        "taskPendingAction" | "taskStatusSummary" | "pendingOwner" => &["taskId"],
+        "taskPendingAction" | "taskStatusSummary" => &["taskId"],
+        "pendingOwner" => &["taskId", "preferredSessionId"],
         "sessionPendingAction"
         | "currentTurnId"
         | "pendingClarification"
@@ -1056,72 +1058,32 @@ fn items(v: Option<&Value>) -> &[Value] {
     v.and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
-/// Runs one call on a store: `Ok(reason)` (`None` for calls without one).
+/// Runs one call on a store through the library's dispatcher (`store_api::dispatch`): `Ok(reason)`
+/// (`None` for calls without one). Only the inputs and queries of the store API: any other name
+/// (`dispose`, `beginTaskFetch`: the harness runs them; `renew`, `applyFrame`, unknown ones)
+/// changes nothing and answers `Ok(None)`.
 fn apply(
     store: &mut Store,
     name: &str,
     args: &[Option<Value>],
     ticket: Option<String>,
 ) -> Result<Option<Reason>, WireError> {
+    if !api::INPUTS.contains(&name) && !api::QUERIES.contains(&name) {
+        return Ok(None);
+    }
     let arg = |i: usize| Json(args.get(i).and_then(Option::as_ref));
-    let done = |r: Reason| Ok(Some(r));
-    let id = |i: usize, root: &'static str| api::id(&arg(i), root);
-    match name {
-        "applySessionList" => done(api::apply_session_list(store, &arg(0), &arg(1))?),
-        "applyTurnList" => done(api::apply_turn_list(store, &arg(0), &arg(1))?),
-        "applyMessagePage" => done(api::apply_message_page(store, &arg(0), &arg(1))?),
-        "applyMessageEvent" => done(api::apply_message_event(store, &arg(0), &arg(1))?),
-        "applyMessageEvents" => done(api::apply_message_events(store, &arg(0), &arg(1))?),
-        "applyTurnEvent" => done(api::apply_turn_event(store, &arg(0))?),
-        "applySessionEvent" => done(api::apply_session_event(store, &arg(0))?),
-        "applyStatusSummaryEvent" => {
-            done(api::apply_status_summary_event(store, &arg(0), payload)?)
-        }
-        "applyTaskUpdated" => done(api::apply_task_updated(store, &arg(0), payload)?),
-        "removeTask" => done(api::remove_task(store, &arg(0))?),
-        "applyTaskSnapshot" => done(api::apply_task_snapshot(store, &arg(0), &arg(1), payload)?),
-        "beginSelection" => {
-            let ticket = ticket.unwrap_or_default();
-            api::begin_selection(store, &arg(0), &arg(1), ticket)?;
-            Ok(None)
-        }
-        "settleSelection" => {
-            let (navigation, reason) = api::settle_selection(store, &arg(0), &arg(1))?;
-            if let Navigation::Session(s) = &navigation {
+    let ticket = || ticket.unwrap_or_default();
+    match api::dispatch(store, name, arg, payload, ticket) {
+        Ok(outcome) => {
+            if let Outcome::Settled(Navigation::Session(s), _) = &outcome {
                 assert!(!s.is_empty(), "settleSelection navigated to an empty id");
             }
-            done(reason)
+            Ok(outcome.reason())
         }
-        "setActiveTask" => {
-            api::set_active_task(store, &arg(0))?;
-            Ok(None)
-        }
-        "sessionPendingAction" => done(store.session_pending_action(&id(0, "sessionId")?).1),
-        "currentTurnId" => done(store.current_turn_id(&id(0, "sessionId")?).1),
-        "pendingClarification" => done(store.pending_clarification(&id(0, "sessionId")?).1),
-        "hiddenMessageIds" => done(store.hidden_message_ids(&id(0, "sessionId")?).1),
-        "hasPendingPermission" => done(store.has_pending_permission(&id(0, "sessionId")?).1),
-        "taskPendingAction" => done(store.task_pending_action(&id(0, "taskId")?).1),
-        "taskStatusSummary" => done(store.task_status_summary(&id(0, "taskId")?).1),
-        "pendingOwner" => {
-            let task = id(0, "taskId")?;
-            let preferred = args.get(1).and_then(Option::as_ref).and_then(Value::as_str);
-            done(store.pending_owner(&task, preferred).1)
-        }
-        _ => Ok(None),
+        Err(CallError::Wire(error)) => Err(error),
+        Err(CallError::UnknownCall(_)) => Ok(None),
     }
 }
-
-const QUERIES: [&str; 8] = [
-    "sessionPendingAction",
-    "currentTurnId",
-    "pendingClarification",
-    "hiddenMessageIds",
-    "hasPendingPermission",
-    "taskPendingAction",
-    "taskStatusSummary",
-    "pendingOwner",
-];
 
 /// Whether the checks step around the store bugs listed here (only with `FUZZ_KNOWN_BUGS=1`;
 /// by default they are checked: the bug below is fixed, fuzz/regressions/store/ replays it):
@@ -1236,7 +1198,7 @@ impl Harness {
             self.ticket_seq = self.ticket_seq.wrapping_add(1);
             format!("ticket-{}", self.ticket_seq)
         });
-        let query = QUERIES.contains(&name.as_str());
+        let query = api::QUERIES.contains(&name.as_str());
         // The digest before the call: the one read after the last change when there was none
         // since (queries change nothing a digest sees; were it otherwise, the check below fails
         // on the next rejected call).

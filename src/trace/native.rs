@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use super::{Recorder, Step, FORMAT, VERSION};
-use crate::error::WireError;
 use crate::store::{Navigation, ProjectionStore, Reason};
-use crate::wire::{store_api as api, Json, Wire};
+use crate::wire::store_api::{self as api, Outcome};
+use crate::wire::Json;
 
 /// What an applied input gave back besides the state change.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,13 +22,6 @@ pub struct Applied {
 }
 
 impl Applied {
-    fn reason(reason: Reason) -> Applied {
-        Applied {
-            reason: Some(reason),
-            ..Applied::none()
-        }
-    }
-
     fn none() -> Applied {
         Applied {
             reason: None,
@@ -56,90 +49,39 @@ impl Applied {
     }
 }
 
-/// Why an input could not be applied.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ApplyError {
-    /// The store refused it (the typed error its JS method throws).
-    #[error(transparent)]
-    Wire(#[from] WireError),
-    /// Not a recordable call of the store API.
-    #[error("unknown call \"{0}\"")]
-    UnknownCall(String),
-}
+/// Why an input could not be applied: the dispatcher's error (`wire::store_api::CallError`,
+/// the same variants `Wire` and `UnknownCall`).
+pub use crate::wire::store_api::CallError as ApplyError;
 
 fn summary_payload(json: Json<'_>) -> Value {
     json.0.cloned().unwrap_or(Value::Null)
 }
 
-/// Applies one input, `call(...args)` of the public API (a trace line's `call` and `args`).
-/// `ticket` is the ticket a `beginSelection` gets (a fresh one when `None`).
+/// Applies one input, `call(...args)` of the public API (a trace line's `call` and `args`),
+/// through the one dispatcher from names to store calls ([`api::dispatch`]). Only the
+/// recordable calls (the trace's [`schema`](super::schema)s); any other is
+/// [`ApplyError::UnknownCall`]. `ticket` is the ticket a `beginSelection` gets (a fresh one when
+/// `None`).
 pub fn apply(
     store: &mut ProjectionStore<Value>,
     call: &str,
     args: &[Value],
     ticket: Option<&str>,
 ) -> Result<Applied, ApplyError> {
-    let arg = |i: usize| Json(args.get(i));
-    let done = |reason: Reason| Ok(Applied::reason(reason));
-    match call {
-        "applySessionList" => done(api::apply_session_list(store, &arg(0), &arg(1))?),
-        "applyTurnList" => done(api::apply_turn_list(store, &arg(0), &arg(1))?),
-        "applyMessagePage" => done(api::apply_message_page(store, &arg(0), &arg(1))?),
-        "applyMessageEvent" => done(api::apply_message_event(store, &arg(0), &arg(1))?),
-        "applyMessageEvents" => done(api::apply_message_events(store, &arg(0), &arg(1))?),
-        "applyTurnEvent" => done(api::apply_turn_event(store, &arg(0))?),
-        "applySessionEvent" => done(api::apply_session_event(store, &arg(0))?),
-        "applyStatusSummaryEvent" => done(api::apply_status_summary_event(
-            store,
-            &arg(0),
-            summary_payload,
-        )?),
-        "applyTaskUpdated" => done(api::apply_task_updated(store, &arg(0), summary_payload)?),
-        "removeTask" => done(api::remove_task(store, &arg(0))?),
-        "applyTaskSnapshot" => done(api::apply_task_snapshot(
-            store,
-            &arg(0),
-            &arg(1),
-            summary_payload,
-        )?),
-        "applyFrame" => {
-            // Only `server.hello` is recorded as a frame: the others are recorded as the apply
-            // call `applyFrame` routes them to.
-            let frame = arg(0);
-            if frame.get("type").0.and_then(Value::as_str) != Some("server.hello") {
-                return Err(ApplyError::UnknownCall(
-                    "applyFrame (not server.hello)".into(),
-                ));
-            }
-            let hello = api::apply_hello(store, &frame.get("payload"))?;
-            done(Reason::Hello(hello))
-        }
-        "beginTaskFetch" => Ok(Applied {
-            token: Some(store.begin_task_fetch()),
-            ..Applied::none()
-        }),
-        "beginSelection" => {
-            let ticket = ticket.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-            let begun = api::begin_selection(store, &arg(0), &arg(1), ticket)?;
-            Ok(Applied {
-                ticket: Some((begun.ticket, begun.reload)),
-                ..Applied::none()
-            })
-        }
-        "settleSelection" => {
-            let (navigation, reason) = api::settle_selection(store, &arg(0), &arg(1))?;
-            Ok(Applied {
-                reason: Some(reason),
-                navigation: Some(navigation),
-                ..Applied::none()
-            })
-        }
-        "setActiveTask" => {
-            api::set_active_task(store, &arg(0))?;
-            Ok(Applied::none())
-        }
-        other => Err(ApplyError::UnknownCall(other.to_owned())),
+    if super::schema(call).is_none() {
+        return Err(ApplyError::UnknownCall(call.to_owned()));
     }
+    let ticket = || ticket.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    let outcome = api::dispatch(store, call, |i| Json(args.get(i)), summary_payload, ticket)?;
+    let mut applied = Applied::none();
+    applied.reason = outcome.reason();
+    match outcome {
+        Outcome::Token(token) => applied.token = Some(token),
+        Outcome::Selection(begun) => applied.ticket = Some((begun.ticket, begun.reload)),
+        Outcome::Settled(navigation, _) => applied.navigation = Some(navigation),
+        Outcome::Applied(_) | Outcome::Done | Outcome::Answer(..) => {}
+    }
+    Ok(applied)
 }
 
 /// The line of an applied input (its results written as `js/trace.js` writes them).

@@ -1,7 +1,9 @@
 //! The `ProjectionStore` API over wire values: decode the arguments (validating everything before
 //! the store mutates, so a rejected call leaves the state unchanged), then make one store call.
-//! The wasm class is these functions over the tape (`wire::tape`); native callers and the native store
-//! scenario runner use them over `serde_json::Value`. Argument names are the roots of error paths.
+//! The wasm class is these functions over the tape (`wire::tape`); native callers use them over
+//! `serde_json::Value`, by name through [`dispatch`] (trace replay, the store scenario runners,
+//! the convergence properties, the tape tests, the `store` fuzz target). Argument names are the
+//! roots of error paths.
 
 use crate::error::WireError;
 use crate::store::{Navigation, ProjectionStore, Reason, SelectionLoad, SelectionTicket};
@@ -304,4 +306,224 @@ pub fn set_active_task<W: Wire, P: Clone>(
     let task_id = decode::optional_string(task_id, &Path::Root("taskId"))?;
     store.set_active_task(task_id.as_deref());
     Ok(())
+}
+
+// ---- one call by name ----------------------------------------------------------------------------
+
+/// The inputs of the store API [`dispatch`] makes by name, as the JS class names them: the calls
+/// that change the state. A trace records these (and [`FRAME`]).
+pub const INPUTS: [&str; 15] = [
+    "applySessionList",
+    "applyTurnList",
+    "applyMessagePage",
+    "applyMessageEvent",
+    "applyMessageEvents",
+    "applyTurnEvent",
+    "applySessionEvent",
+    "applyStatusSummaryEvent",
+    "applyTaskUpdated",
+    "removeTask",
+    "applyTaskSnapshot",
+    "beginTaskFetch",
+    "beginSelection",
+    "settleSelection",
+    "setActiveTask",
+];
+
+/// The queries [`dispatch`] answers by name (they change nothing).
+pub const QUERIES: [&str; 8] = [
+    "sessionPendingAction",
+    "currentTurnId",
+    "pendingClarification",
+    "hiddenMessageIds",
+    "hasPendingPermission",
+    "taskPendingAction",
+    "taskStatusSummary",
+    "pendingOwner",
+];
+
+/// The names with which [`dispatch`] starts the state over (`dispose`, and `renew` as the store
+/// scenario files use it).
+pub const RESETS: [&str; 2] = ["dispose", "renew"];
+
+/// The input a trace records for a `server.hello` frame; [`dispatch`] applies no other frame.
+pub const FRAME: &str = "applyFrame";
+
+/// Why [`dispatch`] made no store call, or the store refused it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The store refused it (the typed error its JS method throws).
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// Not a call [`dispatch`] knows (nor an `applyFrame` of a `server.hello` frame).
+    #[error("unknown call \"{0}\"")]
+    UnknownCall(String),
+}
+
+/// What a call [`dispatch`] made gave back.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome<'s, P> {
+    /// An input's reason (`lastApplyReason()`); `applyFrame`'s is [`Reason::Hello`].
+    Applied(Reason),
+    /// `beginTaskFetch`'s token.
+    Token(u64),
+    /// `beginSelection`'s `{ ticket, reload }`.
+    Selection(SelectionTicket),
+    /// `settleSelection`'s navigation and reason.
+    Settled(Navigation, Reason),
+    /// `setActiveTask`, `dispose` and `renew`: nothing.
+    Done,
+    /// A query's answer and reason (`lastReason()`).
+    Answer(Answer<'s, P>, Reason),
+}
+
+/// A query's answer as the store gives it (`None`: not known yet, `undefined` in JS).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer<'s, P> {
+    /// `sessionPendingAction`, `taskPendingAction`.
+    Action(Option<Option<crate::rules::model::PendingAction>>),
+    /// `currentTurnId`.
+    Turn(crate::rules::turn::CurrentTurn<&'s str>),
+    /// `pendingClarification`.
+    Clarification(Option<Option<crate::store::Bundle<'s>>>),
+    /// `hiddenMessageIds`.
+    Hidden(Option<Vec<&'s str>>),
+    /// `hasPendingPermission`.
+    Permission(Option<bool>),
+    /// `taskStatusSummary`: the payload held.
+    Summary(Option<Option<&'s P>>),
+    /// `pendingOwner`: the session to open, `Some(None)` for task-only navigation (owned: it may
+    /// be the preferred session the call was given).
+    Owner(Option<Option<String>>),
+}
+
+impl<P> Outcome<'_, P> {
+    /// The reason the call gave, when it has one (`beginTaskFetch`, `beginSelection`,
+    /// `setActiveTask`, `dispose` and `renew` have none).
+    pub fn reason(&self) -> Option<Reason> {
+        match self {
+            Outcome::Applied(reason) | Outcome::Settled(_, reason) | Outcome::Answer(_, reason) => {
+                Some(*reason)
+            }
+            Outcome::Token(_) | Outcome::Selection(_) | Outcome::Done => None,
+        }
+    }
+}
+
+/// One call of the store API by its JS name, `call(...args)`: the arguments decoded as the wasm
+/// class decodes them (the functions above; a query's ids as [`id`], `pendingOwner`'s preferred
+/// session as an optional string), then one store call. Every name of [`INPUTS`], [`QUERIES`]
+/// and [`RESETS`], and [`FRAME`]; any other is [`CallError::UnknownCall`].
+///
+/// `arg(i)` is the `i`-th argument (`undefined` past the last); `payload_of` turns a summary's
+/// wire value into what the store holds; `ticket` gives a `beginSelection` its ticket id (called
+/// once, before the arguments are decoded, by that call only). Trace replay
+/// (`trace::apply`), the store scenario runners, the convergence properties, the tape tests and
+/// the `store` fuzz target all run their calls through it.
+pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
+    store: &'s mut ProjectionStore<P>,
+    call: &str,
+    arg: impl Fn(usize) -> W,
+    payload_of: impl Fn(W) -> P,
+    ticket: impl FnOnce() -> String,
+) -> Result<Outcome<'s, P>, CallError> {
+    let applied = |reason: Reason| Ok(Outcome::Applied(reason));
+    let session = |store: &'s ProjectionStore<P>| -> Result<_, CallError> {
+        Ok((store, id(&arg(0), "sessionId")?))
+    };
+    let task = |store: &'s ProjectionStore<P>| -> Result<_, CallError> {
+        Ok((store, id(&arg(0), "taskId")?))
+    };
+    let answer = |(answer, reason)| Ok(Outcome::Answer(answer, reason));
+    match call {
+        "applySessionList" => applied(apply_session_list(store, &arg(0), &arg(1))?),
+        "applyTurnList" => applied(apply_turn_list(store, &arg(0), &arg(1))?),
+        "applyMessagePage" => applied(apply_message_page(store, &arg(0), &arg(1))?),
+        "applyMessageEvent" => applied(apply_message_event(store, &arg(0), &arg(1))?),
+        "applyMessageEvents" => applied(apply_message_events(store, &arg(0), &arg(1))?),
+        "applyTurnEvent" => applied(apply_turn_event(store, &arg(0))?),
+        "applySessionEvent" => applied(apply_session_event(store, &arg(0))?),
+        "applyStatusSummaryEvent" => {
+            applied(apply_status_summary_event(store, &arg(0), payload_of)?)
+        }
+        "applyTaskUpdated" => applied(apply_task_updated(store, &arg(0), payload_of)?),
+        "removeTask" => applied(remove_task(store, &arg(0))?),
+        "applyTaskSnapshot" => applied(apply_task_snapshot(store, &arg(0), &arg(1), payload_of)?),
+        FRAME => {
+            // Only `server.hello` (a trace records the others as the apply call `applyFrame`
+            // routes them to).
+            let frame = arg(0);
+            if frame.get("type").string().as_ref().map(AsRef::as_ref) != Some("server.hello") {
+                return Err(CallError::UnknownCall(
+                    "applyFrame (not server.hello)".into(),
+                ));
+            }
+            applied(Reason::Hello(apply_hello(store, &frame.get("payload"))?))
+        }
+        "beginTaskFetch" => Ok(Outcome::Token(store.begin_task_fetch())),
+        "beginSelection" => {
+            let ticket = ticket();
+            Ok(Outcome::Selection(begin_selection(
+                store,
+                &arg(0),
+                &arg(1),
+                ticket,
+            )?))
+        }
+        "settleSelection" => {
+            let (navigation, reason) = settle_selection(store, &arg(0), &arg(1))?;
+            Ok(Outcome::Settled(navigation, reason))
+        }
+        "setActiveTask" => {
+            set_active_task(store, &arg(0))?;
+            Ok(Outcome::Done)
+        }
+        "dispose" | "renew" => {
+            *store = ProjectionStore::new();
+            Ok(Outcome::Done)
+        }
+        "sessionPendingAction" => {
+            let (store, s) = session(store)?;
+            let (action, reason) = store.session_pending_action(&s);
+            answer((Answer::Action(action), reason))
+        }
+        "currentTurnId" => {
+            let (store, s) = session(store)?;
+            let (turn, reason) = store.current_turn_id(&s);
+            answer((Answer::Turn(turn), reason))
+        }
+        "pendingClarification" => {
+            let (store, s) = session(store)?;
+            let (bundle, reason) = store.pending_clarification(&s);
+            answer((Answer::Clarification(bundle), reason))
+        }
+        "hiddenMessageIds" => {
+            let (store, s) = session(store)?;
+            let (ids, reason) = store.hidden_message_ids(&s);
+            answer((Answer::Hidden(ids), reason))
+        }
+        "hasPendingPermission" => {
+            let (store, s) = session(store)?;
+            let (blocked, reason) = store.has_pending_permission(&s);
+            answer((Answer::Permission(blocked), reason))
+        }
+        "taskPendingAction" => {
+            let (store, t) = task(store)?;
+            let (action, reason) = store.task_pending_action(&t);
+            answer((Answer::Action(action), reason))
+        }
+        "taskStatusSummary" => {
+            let (store, t) = task(store)?;
+            let (summary, reason) = store.task_status_summary(&t);
+            answer((Answer::Summary(summary), reason))
+        }
+        "pendingOwner" => {
+            let (store, t) = task(store)?;
+            let preferred = decode::optional_string(&arg(1), &Path::Root("preferredSessionId"))?;
+            let (owner, reason) = store.pending_owner(&t, preferred.as_deref());
+            let owner = owner.map(|o| o.map(str::to_owned));
+            answer((Answer::Owner(owner), reason))
+        }
+        other => Err(CallError::UnknownCall(other.to_owned())),
+    }
 }

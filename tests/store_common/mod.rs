@@ -66,24 +66,10 @@ pub fn resolve(value: &Value, saved: &std::collections::HashMap<String, Value>) 
     }
 }
 
-/// The calls of the scenario file that are inputs (the rest are queries).
-pub const INPUTS: &[&str] = &[
-    "applySessionList",
-    "applyTurnList",
-    "applyMessagePage",
-    "applyMessageEvent",
-    "applyMessageEvents",
-    "applyTurnEvent",
-    "applySessionEvent",
-    "applyStatusSummaryEvent",
-    "applyTaskUpdated",
-    "removeTask",
-    "applyTaskSnapshot",
-    "beginTaskFetch",
-    "beginSelection",
-    "settleSelection",
-    "setActiveTask",
-];
+/// The calls of the scenario file that are inputs (the rest are queries, and `dispose` /
+/// `renew`): the library dispatcher's list.
+#[allow(unused_imports)] // not every runner reads it
+pub use task_projection::wire::store_api::INPUTS;
 
 /// The arguments of a scenario step as the JS runner passes them: `{"$undefined": true}` an
 /// absent key (trailing undefined arguments left out: absent, as in JS).
