@@ -18,6 +18,14 @@
 // copies instead (`readArg`, `readItems`: the same reads, written out). Plain comparisons only:
 // old WebViews run this file too.
 import { __tape, __tapeBytes, __memory } from './task_projection.js';
+import {
+  TAG, PAYLOAD_LIMIT, LARGE_WORDS, LARGE_BYTES, ROOT, MAX_ARGS, SPILL_MARK,
+  LEAF, OBJECT, ARRAY, KEPT, NO_KEYS, REVISION, MESSAGE, MESSAGE_EVENT, TURN, SESSION,
+} from './wire-shapes.js';
+
+// The schemas of every argument (what the wasm decoders read of it), the tape's constants and the
+// store's fast-path codes, generated from their one description in Rust (src/wire/shape.rs).
+export * from './wire-shapes.js';
 
 /** A TaskProjectionError, shaped like the ones the wasm side throws. */
 export function taskProjectionError(code, field, message, cause) {
@@ -82,29 +90,9 @@ const wellFormed = typeof ''.isWellFormed === 'function'
 /** More elements than this in one array is refused (a Proxy can claim any `length`). */
 export const MAX_ELEMENTS = 1 << 24;
 
-// Schema nodes. LEAF: any primitive is copied; an object, array or function becomes a stand-in.
-const LEAF = 0;
-const OBJECT = 1;
-const ARRAY = 2;
-/** An object the engine keeps and hands back (a status summary): read like OBJECT, and the
- * caller's object itself is passed along (`send()` returns them). */
-const KEPT = 3;
-
-// Every node has the same fields from the start (one hidden class: the walk stays monomorphic);
-// `nodes` are the nodes of `keys`, and `shape*` remember where the node's shape was written on
-// which tape.
-const node = (t, keys, of) => ({
-  t, keys, of, nodes: keys.map((k) => of[k]), shapeTape: undefined, shapeGen: 0, shapeAt: 0, write: undefined,
-});
-const obj = (keys) => node(OBJECT, Object.keys(keys), keys);
-const arr = (of) => ({ t: ARRAY, keys: [], of, nodes: [], shapeTape: undefined, shapeGen: 0, shapeAt: 0, write: undefined });
-const kept = (n) => node(KEPT, n.keys, n.of);
-
 const EMPTY_ARRAY = Object.freeze([]);
 const EMPTY_OBJECT = Object.freeze({});
 const A_FUNCTION = Object.freeze(function standIn() {});
-/** The schema of a stand-in object: no keys. */
-const NO_KEYS = obj({});
 
 // The path of the value being read (keys and indices), for error messages. Reset per call.
 const path = [];
@@ -366,19 +354,8 @@ export function readItems(value, node, name) {
 
 // ---- the tape (src/wire/tape.rs: the format) -----------------------------------------------------
 
-/** Cell tags (`tape::tag` in Rust; tests/boundary_codes.rs compares them). */
-export const TAG = Object.freeze({
-  undefined: 0, null: 1, false: 2, true: 3, int: 4, number: 5, big: 6, other: 7, string: 8, array: 9, object: 10, kept: 11,
-});
-/** A cell's payload (an INT's value, a block's word index) is below this. */
-const PAYLOAD_LIMIT = 1 << 28;
-/** Tape buffers beyond these sizes are released by wasm after the call (`LARGE_WORDS`,
- * `LARGE_BYTES` in src/wasm/convert.rs), so room is asked for again. */
-export const LARGE_WORDS = 1 << 18;
-export const LARGE_BYTES = 1 << 20;
-/** The root block (the call's arguments) starts after the two header words. */
-const ROOT = 2;
-const MAX_ARGS = 3;
+// The cell tags, the tape's sizes and the root block's place: `TAG`, `PAYLOAD_LIMIT`,
+// `LARGE_WORDS`, `LARGE_BYTES`, `ROOT`, `MAX_ARGS`, `SPILL_MARK` (js/wire-shapes.js).
 
 const F64 = new Float64Array(1);
 const F64_WORDS = new Uint32Array(F64.buffer);
@@ -387,9 +364,6 @@ const BIG = typeof BigInt === 'function'
   : undefined;
 const utf8 = new TextEncoder();
 
-/** The direct tape's first word when a call's arguments are on the spill tape (`tape::SPILL`
- * in src/wire/tape.rs; tests/boundary_codes.rs compares them). */
-export const SPILL_MARK = 0xffffffff;
 /** A tape's first room: words and bytes. */
 const FIRST_WORDS = 1024;
 const FIRST_BYTES = 4096;
@@ -983,128 +957,12 @@ function textCell(t, v) {
   return cell;
 }
 
-// ---- the schemas: what the wasm decoders read (src/wire/decode.rs, events.rs, api.rs,
-// store_api.rs). tests/js/boundary.test.mjs checks that every key the raw decoders read on every
-// scenario input is copied here.
+// ---- the schemas (js/wire-shapes.js, generated from src/wire/shape.rs) written out -----------
 
-export const REVISION = obj({ epoch: LEAF, sequence: LEAF });
-const MESSAGE_KEYS = {
-  id: LEAF,
-  message_id: LEAF,
-  type: LEAF,
-  turn_id: LEAF,
-  created_at: LEAF,
-  updated_at: LEAF,
-  metadata: obj({ status: LEAF, pending_id: LEAF, question_total: LEAF }),
-};
-export const MESSAGE = obj(MESSAGE_KEYS);
-const TURN_KEYS = {
-  id: LEAF,
-  started_at: LEAF,
-  created_at: LEAF,
-  updated_at: LEAF,
-  completed_at: LEAF,
-  metadata: obj({ lifecycle_only: LEAF, prompt_dispatch_pending: LEAF, prompt_dispatch_attempted: LEAF }),
-};
-export const TURN = obj(TURN_KEYS);
-export const SESSION = obj({
-  id: LEAF,
-  task_id: LEAF,
-  state: LEAF,
-  is_primary: LEAF,
-  pending_action: LEAF,
-  pending_action_revision: REVISION,
-  updated_at: LEAF,
-});
 TURN.write = writeTurn;
 SESSION.write = writeSession;
-export const SUMMARY = obj({ revision: LEAF, pending_action: LEAF });
-const TASK_KEYS = {
-  id: LEAF,
-  status_summary: SUMMARY,
-  status_summary_invalidated: LEAF,
-  task_pending_action: LEAF,
-  primary_session_pending_action: LEAF,
-};
-export const TASK = obj(TASK_KEYS);
-export const SCOPE = obj({ currentTurnId: LEAF, pendingAction: LEAF });
-export const PROJECTION = obj({ pending_action: LEAF, pending_action_revision: REVISION });
-export const MESSAGE_EVENT = obj(Object.assign({}, MESSAGE_KEYS, {
-  session_id: LEAF,
-  task_id: LEAF,
-  pending_action: LEAF,
-  pending_action_revision: REVISION,
-}));
 MESSAGE.write = (t, v) => writeMessage(t, v, false);
 MESSAGE_EVENT.write = (t, v) => writeMessage(t, v, true);
-export const TURN_EVENT = obj(Object.assign({}, TURN_KEYS, { session_id: LEAF, task_id: LEAF }));
-export const SESSION_EVENT = obj({
-  id: LEAF,
-  session_id: LEAF,
-  task_id: LEAF,
-  state: LEAF,
-  is_primary: LEAF,
-  updated_at: LEAF,
-  pending_action: LEAF,
-  pending_action_revision: REVISION,
-});
-export const SUMMARY_EVENT = obj({ task_id: LEAF, status_summary: kept(SUMMARY) });
-/** `server.hello`'s payload: what `__hello` reads (`stream` and `offset` it only validates:
- * `applyFrame` reports them). */
-export const HELLO = obj({ epoch: LEAF, stream: LEAF, offset: LEAF, resumed: LEAF });
-/** `task.deleted`'s payload. */
-export const TASK_DELETED = obj({ task_id: LEAF });
-export const TASK_INPUT = obj({
-  id: LEAF,
-  status_summary: kept(SUMMARY),
-  status_summary_invalidated: LEAF,
-  task_pending_action: LEAF,
-});
-export const MESSAGES = arr(MESSAGE);
-export const TURNS = arr(TURN);
-export const SESSIONS = arr(SESSION);
-export const TASK_INPUTS = arr(TASK_INPUT);
-export const MESSAGE_EVENTS = arr(MESSAGE_EVENT);
-export const SESSION_INPUT = obj({ session: SESSION, turns: TURNS, messages: MESSAGES });
-export const RESOLVE_INPUT = obj({ task: TASK, sessions: SESSIONS, preferredSessionId: LEAF });
-export const SELECTION_INPUT = obj({
-  taskAtStart: TASK,
-  taskNow: TASK,
-  sessions: SESSIONS,
-  loadFailed: LEAF,
-  aborted: LEAF,
-  superseded: LEAF,
-  activeTaskChanged: LEAF,
-  preferredSessionId: LEAF,
-});
-export const FETCHED_INPUT = obj({
-  held: kept(SUMMARY),
-  taskPresentAtFetchStart: LEAF,
-  fetchStartRevision: LEAF,
-  response: obj(Object.assign({}, TASK_KEYS, { status_summary: kept(SUMMARY) })),
-});
-export const SELECTION_OPTIONS = obj({ preferredSessionId: LEAF });
-/** `startRecording`'s options. */
-export const RECORDING_OPTIONS = obj({ maxBytes: LEAF });
-export const SETTLE_OUTCOME = obj({ aborted: LEAF, timedOut: LEAF, error: LEAF, sessions: SESSIONS });
-// Snapshots (src/wire/snapshot.rs, docs/snapshot-format.md): rows are arrays of leaves; `answers`
-// is not read back (the hydrated store answers from the state).
-const ROWS = arr(arr(LEAF));
-const IDS = arr(LEAF);
-export const SNAPSHOT = obj({
-  format: LEAF, version: LEAF, epoch: LEAF, stream: LEAF, offset: LEAF,
-  tasks: arr(obj({ id: LEAF, known: LEAF, summary: kept(SUMMARY), legacy: LEAF, sessions: IDS })),
-  sessions: arr(obj({
-    id: LEAF, task: LEAF, listed: LEAF, state: LEAF, state_at: LEAF, primary: LEAF, primary_at: LEAF,
-    action: LEAF, revision: REVISION, turns: ROWS, early: ROWS, messages: ROWS, deleted: ROWS, paged: LEAF,
-  })),
-  removed: obj({ tasks: IDS, sessions: IDS }),
-  rejected: ROWS,
-});
-export const DEHYDRATE_OPTIONS = obj({ tasks: IDS, sessions: IDS });
-export const HYDRATE_OPTIONS = obj({ restored: LEAF });
-export const POSITION = obj({ stream: LEAF, offset: LEAF });
-export { LEAF, NO_KEYS };
 
 /**
  * Test hooks (tests import this file by path; no package entry re-exports it): `tapeOf(value,

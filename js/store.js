@@ -25,22 +25,15 @@ import {
   TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
   SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
 } from './read.js';
+// The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs, from
+// which js/wire-shapes.js is generated).
+import { FAST } from './wire-shapes.js';
 
 // The recorder's slot, one for every copy of the store in a page (each entry's, the loader's):
 // importing `task-projection/trace` (js/trace.js) fills it with the function that starts a
 // recording, given what it needs of this copy's read.js. The `.1` is the protocol between the two
 // files (that call; `tape`, `args`, `step`, `text` of a recording).
 const RECORDER = Symbol.for('task-projection.recorder.1');
-
-// The codes of the fast-path call `__applyMessage` (src/wasm/store.rs `FastKind`, `FastAction`;
-// tests/js/boundary.test.mjs checks them against the wasm side's `__codes()`).
-export const FAST = Object.freeze({
-  kind: Object.freeze({ added: 0, updated: 1, deleted: 2, pageRow: 3, pageFirst: 4 }),
-  action: Object.freeze({ absent: 0, clean: 1, clarification: 2, permission: 3 }),
-  query: Object.freeze({
-    sessionPendingAction: 0, currentTurnId: 1, pendingClarification: 2, hiddenMessageIds: 3, hasPendingPermission: 4,
-  }),
-});
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isText = (v) => v === undefined || v === null || typeof v === 'string';

@@ -7,7 +7,7 @@
 //!
 //! A [`Recorder`] is fed by the caller after each input the store accepted ([`record`]): the
 //! call's name and its arguments as the store received them, each written by the schema of
-//! what the decoders read of it (`js/read.js`'s schemas, [`Node`]: ids, types, statuses, turn
+//! what the decoders read of it (the schemas of `src/wire/shape.rs`, [`Node`]: ids, types, statuses, turn
 //! ids, timestamps, revisions, pending ids, question totals; never message text, answers or a
 //! summary's prose), then the answers of every held session and task that differ from the last
 //! ones written. Lines live in a ring bounded by `maxBytes`; the oldest are dropped and counted
@@ -74,141 +74,35 @@ pub fn options<W: Wire>(options: &W) -> Result<usize, WireError> {
         })
 }
 
-// ---- what is recorded of an argument: js/read.js's schemas ----------------------------------
+// ---- what is recorded of an argument: the schemas of src/wire/shape.rs -------------------------
 
-/// The schema of an argument: what the store's decoders read of it, as `js/read.js` walks it
-/// onto the tape (the same keys in the same order: a trace line's arguments are what the store
-/// received, whichever recorder wrote them).
-#[derive(Clone, Copy, Debug)]
-pub enum Node {
-    /// A primitive (an object or array here is written as an empty one: the store reads none
-    /// of it).
-    Leaf,
-    /// An object: these keys, in this order (absent ones left out).
-    Object(&'static [(&'static str, Node)]),
-    /// An array of this.
-    Array(&'static Node),
-}
+// The schema of an argument ([`Node`]): what the store's decoders read of it, as `js/read.js`
+// walks it onto the tape (the same keys in the same order: a trace line's arguments are what the
+// store received, whichever recorder wrote them).
+use crate::wire::shape::{self, Node};
 
 use Node::Leaf as L;
-
-const REVISION: Node = Node::Object(&[("epoch", L), ("sequence", L)]);
-const MESSAGE_FIELDS: [(&str, Node); 7] = [
-    ("id", L),
-    ("message_id", L),
-    ("type", L),
-    ("turn_id", L),
-    ("created_at", L),
-    ("updated_at", L),
-    (
-        "metadata",
-        Node::Object(&[("status", L), ("pending_id", L), ("question_total", L)]),
-    ),
-];
-const MESSAGE: Node = Node::Object(&MESSAGE_FIELDS);
-const MESSAGE_EVENT: Node = Node::Object(&[
-    MESSAGE_FIELDS[0],
-    MESSAGE_FIELDS[1],
-    MESSAGE_FIELDS[2],
-    MESSAGE_FIELDS[3],
-    MESSAGE_FIELDS[4],
-    MESSAGE_FIELDS[5],
-    MESSAGE_FIELDS[6],
-    ("session_id", L),
-    ("task_id", L),
-    ("pending_action", L),
-    ("pending_action_revision", REVISION),
-]);
-const TURN_FIELDS: [(&str, Node); 6] = [
-    ("id", L),
-    ("started_at", L),
-    ("created_at", L),
-    ("updated_at", L),
-    ("completed_at", L),
-    (
-        "metadata",
-        Node::Object(&[
-            ("lifecycle_only", L),
-            ("prompt_dispatch_pending", L),
-            ("prompt_dispatch_attempted", L),
-        ]),
-    ),
-];
-const TURN: Node = Node::Object(&TURN_FIELDS);
-const TURN_EVENT: Node = Node::Object(&[
-    TURN_FIELDS[0],
-    TURN_FIELDS[1],
-    TURN_FIELDS[2],
-    TURN_FIELDS[3],
-    TURN_FIELDS[4],
-    TURN_FIELDS[5],
-    ("session_id", L),
-    ("task_id", L),
-]);
-const SESSION: Node = Node::Object(&[
-    ("id", L),
-    ("task_id", L),
-    ("state", L),
-    ("is_primary", L),
-    ("pending_action", L),
-    ("pending_action_revision", REVISION),
-    ("updated_at", L),
-]);
-const SESSION_EVENT: Node = Node::Object(&[
-    ("id", L),
-    ("session_id", L),
-    ("task_id", L),
-    ("state", L),
-    ("is_primary", L),
-    ("updated_at", L),
-    ("pending_action", L),
-    ("pending_action_revision", REVISION),
-]);
-const SUMMARY: Node = Node::Object(&[("revision", L), ("pending_action", L)]);
-const SUMMARY_EVENT: Node = Node::Object(&[("task_id", L), ("status_summary", SUMMARY)]);
-const TASK_INPUT: Node = Node::Object(&[
-    ("id", L),
-    ("status_summary", SUMMARY),
-    ("status_summary_invalidated", L),
-    ("task_pending_action", L),
-]);
-const HELLO_FRAME: Node = Node::Object(&[
-    ("type", L),
-    (
-        "payload",
-        Node::Object(&[("epoch", L), ("stream", L), ("offset", L), ("resumed", L)]),
-    ),
-]);
-const SESSIONS: Node = Node::Array(&SESSION);
-const SELECTION_OPTIONS: Node = Node::Object(&[("preferredSessionId", L)]);
-const SETTLE_OUTCOME: Node = Node::Object(&[
-    ("aborted", L),
-    ("timedOut", L),
-    // Written `true`: only its presence counts (an error's text is not recorded).
-    ("error", L),
-    ("sessions", SESSIONS),
-]);
 
 /// The schemas of a recordable call's arguments (its arity), or `None` for other calls.
 pub fn schema(call: &str) -> Option<&'static [Node]> {
     Some(match call {
-        "applySessionList" => &[L, SESSIONS],
-        "applyTurnList" => &[L, Node::Array(&TURN)],
-        "applyMessagePage" => &[L, Node::Array(&MESSAGE)],
-        "applyMessageEvent" => &[L, MESSAGE_EVENT],
-        "applyMessageEvents" => &[L, Node::Array(&MESSAGE_EVENT)],
-        "applyTurnEvent" => &[TURN_EVENT],
-        "applySessionEvent" => &[SESSION_EVENT],
-        "applyStatusSummaryEvent" => &[SUMMARY_EVENT],
-        "applyTaskUpdated" => &[TASK_INPUT],
+        "applySessionList" => &[L, shape::SESSIONS],
+        "applyTurnList" => &[L, shape::TURNS],
+        "applyMessagePage" => &[L, shape::MESSAGES],
+        "applyMessageEvent" => &[L, Node::Object(&shape::MESSAGE_EVENT)],
+        "applyMessageEvents" => &[L, shape::MESSAGE_EVENTS],
+        "applyTurnEvent" => &[Node::Object(&shape::TURN_EVENT)],
+        "applySessionEvent" => &[Node::Object(&shape::SESSION_EVENT)],
+        "applyStatusSummaryEvent" => &[Node::Object(&shape::SUMMARY_EVENT)],
+        "applyTaskUpdated" => &[Node::Object(&shape::TASK_INPUT)],
         "removeTask" | "setActiveTask" => &[L],
         "beginTaskFetch" => &[],
-        "applyTaskSnapshot" => &[L, Node::Array(&TASK_INPUT)],
+        "applyTaskSnapshot" => &[L, shape::TASK_INPUTS],
         // Only `server.hello` is recorded as a frame: the others are recorded as the apply
         // call `applyFrame` routes them to.
-        "applyFrame" => &[HELLO_FRAME],
-        "beginSelection" => &[L, SELECTION_OPTIONS],
-        "settleSelection" => &[L, SETTLE_OUTCOME],
+        "applyFrame" => &[Node::Object(&shape::HELLO_FRAME)],
+        "beginSelection" => &[L, Node::Object(&shape::SELECTION_OPTIONS)],
+        "settleSelection" => &[L, Node::Object(&shape::SETTLE_OUTCOME)],
         _ => return None,
     })
 }
@@ -267,9 +161,9 @@ fn value<W: Wire>(j: &mut Json, v: &W, node: Node) {
             }
             j.0.push(']');
         }
-        (Kind::Object, Node::Object(keys)) => {
+        (Kind::Object, Node::Object(shape) | Node::Kept(shape)) => {
             j.0.push('{');
-            for &(key, node) in keys {
+            for &shape::Field { key, node, .. } in shape.read() {
                 let field = v.get(key);
                 if field.is_undefined() {
                     continue;

@@ -1,6 +1,6 @@
 //! The codes of the store's fast path (`__applyMessage`, `__sessionQuery` in `src/wasm/store.rs`),
-//! which `js/store.js` passes as numbers. Its `FAST` object names the same values;
-//! `tests/boundary_codes.rs` checks that the two agree.
+//! which `js/store.js` passes as numbers: its `FAST` object (in `js/wire-shapes.js`) is written
+//! from [`ALL`] by tests/generated.rs.
 
 /// `kind`: a message event, or a row of a REST message page.
 pub mod kind {
@@ -32,7 +32,7 @@ pub mod query {
     pub const HAS_PENDING_PERMISSION: u8 = 4;
 }
 
-/// Every code as `(group, name in js/store.js, value)`, for the agreement test.
+/// Every code as `(group, name in js/store.js's `FAST`, value)`, in the order `FAST` lists them.
 pub const ALL: &[(&str, &str, u8)] = &[
     ("kind", "added", kind::ADDED),
     ("kind", "updated", kind::UPDATED),

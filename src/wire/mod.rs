@@ -10,6 +10,7 @@ mod decode;
 pub mod events;
 pub mod fast;
 mod json;
+pub mod shape;
 pub mod snapshot;
 pub mod store_api;
 pub mod tape;
