@@ -37,7 +37,7 @@
 //   7. Links pkg/ as `task-projection` for the in-repo consumers (tests/js, tests/types).
 //      [package.mjs]
 //   8. Sizes (raw, gzip, brotli) of every artifact; the build FAILS when one exceeds its budget.
-//      [sizes.mjs; the budgets and their history: budgets.mjs]
+//      [sizes.mjs; the budgets: budgets.mjs; the measurements: docs/benchmarks.md]
 // Shared paths, flags and helpers (run, log, fail, timed): common.mjs.
 import path from 'node:path';
 import { MODULES, dev, preflight, fail, log, rel, timings, variantsOf } from './build/common.mjs';

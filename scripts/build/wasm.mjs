@@ -26,14 +26,14 @@ const NIGHTLY = 'nightly-2026-05-19';
 //   no message to lose: -6.4 KB gzip.
 // - `-inline-threshold=75` (LLVM's default is 225): fewer large functions copied into their
 //   callers: -4.4 KB gzip, per event within the noise of five interleaved Node runs (2026-12-02,
-//   scripts/build/budgets.mjs).
+//   docs/benchmarks.md, "Build size").
 // - `-Zfmt-debug=none`, `-Zlocation-detail=none`: `Debug` formatting and panic locations
 //   compiled out (nothing in a wasm build prints either): rules wasm -1.6 KB gzip; the store's
 //   production build links no `core::fmt` at all (its numbers and error messages are written by
 //   `crate::text`), so the flags change nothing there.
-// Measured and not taken (2026-12-04, budgets.mjs): `opt-level = "z"` (production store -4.2 KB
+// Measured and not taken (docs/benchmarks.md, "Build size"): `opt-level = "z"` (production store -4.2 KB
 // gzip, +20 % per event in Node), `-Oz` in wasm-opt (+4 to +8 KB gzip).
-// The size flags are measured in budgets.mjs; the profile (opt-level 2, LTO, one codegen unit) is
+// The size flags' measurements: docs/benchmarks.md ("Build size"); the profile (opt-level 2, LTO, one codegen unit) is
 // Cargo.toml's [profile.release], with `panic = "abort"` added here (Cargo.toml leaves it out so
 // native optimized tests and benchmarks build the library once).
 const SIZE_FLAGS = ['-Zunstable-options', '-Cpanic=immediate-abort', '-Cllvm-args=-inline-threshold=75', '-Zfmt-debug=none', '-Zlocation-detail=none'];
@@ -111,8 +111,8 @@ export function buildDefaultWasm({ libName, module, targetDir }) {
     }
     const tmp = `${wasmPath}.opt`;
     // -O2 without inlining functions into their single caller (`-ocimfs 0`): 3 KB less gzip than
-    // -Oz for 13 KB more raw (what a phone downloads is the compressed size; budgets.mjs has the
-    // measurements).
+    // -Oz for 13 KB more raw (what a phone downloads is the compressed size; docs/benchmarks.md,
+    // "Build size").
     timed(`wasm-opt (${module.name})`, () =>
       run(wasmOpt, [rel(wasmPath), '-o', rel(tmp), '-O2', '-ocimfs', '0', ...features, '--strip-debug', '--strip-producers', '--strip-target-features']),
     );
