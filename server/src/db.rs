@@ -219,7 +219,6 @@ impl Db {
             url: url.into(),
         };
         db.migrate().await?;
-        super::storage::fill_turn_keys(&db).await?;
         Ok(db)
     }
 
@@ -968,41 +967,6 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(values, vec![2]);
-    }
-
-    #[tokio::test]
-    async fn turns_written_without_order_keys_get_them_at_startup() {
-        let path =
-            std::env::temp_dir().join(format!("tp-keys-{}.db", uuid::Uuid::new_v4().simple()));
-        let url = format!("sqlite:{}?mode=rwc", path.display());
-        let db = Db::connect(&url).await.unwrap();
-        for sql in [
-            "INSERT INTO tasks (id, workspace_id, archived, created_at, updated_at) \
-             VALUES ('t', 'w', 0, 'x', 'x')",
-            "INSERT INTO sessions (id, task_id, state, agent_profile_id, is_primary, started_at, \
-             updated_at, version) VALUES ('s', 't', 'RUNNING', '', 1, 'x', 'x', 0)",
-            // As a build before migration 6 wrote them: one packable, one not.
-            "INSERT INTO turns (id, session_id, task_id, started_at, created_at, updated_at, \
-             metadata) VALUES ('a', 's', 't', '2026-11-29T12:00:00Z', '2026-11-29T12:00:01Z', \
-             'x', '{}'), ('b', 's', 't', 'yesterday', '2026-11-29T12:00:01Z', 'x', '{}')",
-        ] {
-            query(sql).execute(&db).await.unwrap();
-        }
-        drop(db);
-        let db = Db::connect(&url).await.unwrap();
-        let keys: Vec<Option<i64>> = query_scalar("SELECT started_key FROM turns ORDER BY id")
-            .fetch_all(&db)
-            .await
-            .unwrap();
-        let packed = task_projection::rules::time::Timestamp::parse("2026-11-29T12:00:00Z")
-            .packed()
-            .and_then(|k| i64::try_from(k).ok());
-        assert_eq!(keys, vec![packed, None]);
-        assert!(packed.is_some());
-        drop(db);
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@
 //! | module | what | SPEC |
 //! |---|---|---|
 //! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (a pool of typed sqlx connections, `db/pg.rs`); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations | — |
-//! | [`storage`] | typed rows; rows implement the rule views | §1 |
+//! | [`storage`] | typed rows; rows implement the rule views; [`storage::connect`]: a database migrated and backfilled for the services | §1 |
 //! | [`revision`] | durable epoch, sequence reserved before each read | §5 |
 //! | [`projection`] | per-session/per-task action, message-event projection | §2, §4 |
 //! | [`summary`] | summary repair by compare-and-set, invalidation marker | §7 |
@@ -28,11 +28,13 @@
 //! ```no_run
 //! # async fn start() -> task_projection_server::Result<()> {
 //! use std::sync::Arc;
-//! use task_projection_server::{clock::SystemClock, events::BroadcastSink, Db};
-//! use task_projection_server::{projection::Projector, revision::RevisionClock, storage::Storage};
-//! use task_projection_server::summary::SummaryRepair;
+//! use task_projection_server::{clock::SystemClock, events::BroadcastSink};
+//! use task_projection_server::{projection::Projector, revision::RevisionClock, storage};
+//! use task_projection_server::{storage::Storage, summary::SummaryRepair};
 //!
-//! let db = Db::connect("sqlite://tasks.db?mode=rwc").await?; // or postgres://…; runs migrations
+//! // sqlite://… or postgres://…; runs the migrations and fills turns' order keys (Db::connect
+//! // alone only migrates)
+//! let db = storage::connect("sqlite://tasks.db?mode=rwc").await?;
 //! let clock = RevisionClock::start(db.clone()).await?;        // allocates this start's epoch
 //! let projector = Projector::new(Storage::new(db.clone()), clock);
 //! let events = Arc::new(BroadcastSink::default());

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use server_support::Kind;
 use task_projection_server::http::client::{check_converged, HttpClient, Mirror, WsClient};
+use task_projection_server::storage;
 
 /// A server process on `url`, stopped (SIGKILL) when dropped.
 struct Instance {
@@ -321,7 +322,7 @@ async fn restarts_and_resume_from_an_offset_postgres() {
     on_b.assert_offsets_increase();
 
     // An offset the outbox no longer holds: not resumed, so the client refetches.
-    let db = task_projection_server::Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let kept = on_b.mirror.offset.unwrap();
     cycle(&a.http(), &session).await;
     on_b.converge(&[&a, &b]).await;
@@ -355,7 +356,7 @@ async fn a_notification_carries_the_rows_that_fit_postgres() {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = task_projection_server::Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let mut listener = sqlx::postgres::PgListener::connect(&url).await.unwrap();
     listener.listen(CHANNEL).await.unwrap();
     let small = [
@@ -408,7 +409,7 @@ async fn the_writer_inserts_in_publication_order_in_bounded_batches_postgres() {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = task_projection_server::Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let (writer, task) = OutboxWriter::start(db.clone());
     const EVENTS: u64 = 600;
     for n in 0..EVENTS {

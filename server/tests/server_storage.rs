@@ -11,7 +11,7 @@ use task_projection::rules::revision::compare_revisions;
 use task_projection_server::events::{BroadcastSink, SESSION_MESSAGE_ADDED};
 use task_projection_server::projection::{MessageEventKind, Projector};
 use task_projection_server::revision::{allocate_epoch, stored_epoch, RevisionClock};
-use task_projection_server::storage::{StateChange, Storage};
+use task_projection_server::storage::{self, StateChange, Storage};
 use task_projection_server::{Db, ServerError};
 
 async fn projector(db: &Db) -> Projector {
@@ -230,7 +230,7 @@ async fn epoch_increases_across_20_restarts(kind: Kind) {
     };
     let mut last: Option<Revision> = None;
     for restart in 1..=20u64 {
-        let db = Db::connect(&url).await.unwrap();
+        let db = storage::connect(&url).await.unwrap();
         let clock = RevisionClock::start(db.clone()).await.unwrap();
         assert_eq!(clock.started_epoch(), restart.to_string());
         let revision = clock.reserve().await.unwrap();
@@ -259,8 +259,8 @@ async fn two_instances_totally_ordered(kind: Kind) {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db_a = Db::connect(&url).await.unwrap();
-    let db_b = Db::connect(&url).await.unwrap();
+    let db_a = storage::connect(&url).await.unwrap();
+    let db_b = storage::connect(&url).await.unwrap();
     let a = RevisionClock::start(db_a.clone()).await.unwrap();
     let b = RevisionClock::start(db_b.clone()).await.unwrap();
     assert!(b.started_epoch() > a.started_epoch());
@@ -273,7 +273,7 @@ async fn two_instances_totally_ordered(kind: Kind) {
     }
     // Instance B restarts: A's next revisions follow B's new epoch, never fall behind it.
     db_b.close().await;
-    let db_b = Db::connect(&url).await.unwrap();
+    let db_b = storage::connect(&url).await.unwrap();
     let b = RevisionClock::start(db_b.clone()).await.unwrap();
     issued.push(b.reserve().await.unwrap());
     issued.push(a.reserve().await.unwrap());
@@ -333,8 +333,8 @@ async fn reservations_follow_real_time(kind: Kind) {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db_a = Db::connect(&url).await.unwrap();
-    let db_b = Db::connect(&url).await.unwrap();
+    let db_a = storage::connect(&url).await.unwrap();
+    let db_b = storage::connect(&url).await.unwrap();
     let a = RevisionClock::start(db_a.clone()).await.unwrap();
     let b = RevisionClock::start(db_b.clone()).await.unwrap();
     // Each worker reserves at least 150 times and until the restarts are over.
@@ -429,7 +429,7 @@ async fn a_database_restart_advances_the_epoch_postgres() {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let a = RevisionClock::start(db.clone()).await.unwrap();
     let b = RevisionClock::start(db.clone()).await.unwrap();
     let before = a.reserve().await.unwrap();
@@ -458,7 +458,7 @@ async fn a_projection_after_a_database_restart_carries_the_new_epoch_postgres() 
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let fx = Fx::new(&db);
     fx.task("task-1").await;
     fx.session("s1", "task-1", "WAITING_FOR_INPUT").await;
@@ -669,12 +669,12 @@ async fn concurrent_starts_allocate_distinct_epochs(kind: Kind) {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     let mut handles = Vec::new();
     for _ in 0..6 {
         let url = url.clone();
         handles.push(tokio::spawn(async move {
-            let db = Db::connect(&url).await.unwrap();
+            let db = storage::connect(&url).await.unwrap();
             let epoch = allocate_epoch(&db).await.unwrap();
             db.close().await;
             epoch
@@ -720,7 +720,7 @@ async fn connections_are_reused_and_never_left_dirty_postgres() {
         eprintln!("skipped: PostgreSQL URL not set");
         return;
     };
-    let db = Db::connect(&url).await.unwrap();
+    let db = storage::connect(&url).await.unwrap();
     query("CREATE TABLE pool_probe (a BIGINT)")
         .execute(&db)
         .await

@@ -92,7 +92,8 @@ fn redacted(url: &str) -> String {
     }
 }
 
-/// Connects to the database (with a bounded wait) and runs the migrations.
+/// Connects to the database (with a bounded wait), runs the migrations and fills the turns' order
+/// keys ([`storage::connect`](crate::storage::connect)).
 pub async fn connect(url: &str) -> Result<Db, StartError> {
     let failed = |detail: String| StartError::Database {
         url: redacted(url),
@@ -120,7 +121,7 @@ pub async fn connect(url: &str) -> Result<Db, StartError> {
             }
         }
     }
-    match tokio::time::timeout(CONNECT_TIMEOUT, Db::connect(url)).await {
+    match tokio::time::timeout(CONNECT_TIMEOUT, crate::storage::connect(url)).await {
         Ok(Ok(db)) => Ok(db),
         Ok(Err(error)) => Err(failed(error.to_string())),
         Err(_) => Err(failed(format!(

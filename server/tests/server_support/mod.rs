@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
-use task_projection_server::storage::{NewMessage, NewSession, NewTask, NewTurn, Storage};
+use task_projection_server::storage::{self, NewMessage, NewSession, NewTask, NewTurn, Storage};
 use task_projection_server::{Backend, Db};
 
 pub const PG_ENV: &str = "TASK_PROJECTION_TEST_PG_URL";
@@ -74,7 +74,7 @@ fn sweep_old_files(dir: &std::path::Path) {
 /// A fresh migrated database, or `None` (skip) for PostgreSQL without the env var.
 pub async fn fresh(kind: Kind) -> Option<Db> {
     let url = fresh_url(kind).await?;
-    Some(Db::connect(&url).await.expect("connect and migrate"))
+    Some(storage::connect(&url).await.expect("connect and migrate"))
 }
 
 /// Makes every write to `task_status_summaries` fail (a trigger), so a summary repair's write
