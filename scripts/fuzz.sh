@@ -11,8 +11,8 @@
 # The committed seeds (fuzz/corpus/<target>/) are read, never written: what a run discovers goes
 # to fuzz/work/<target>/corpus/ (gitignored; kept between runs). A crash, timeout or OOM is
 # written by libFuzzer to fuzz/artifacts/<target>/ and copied to fuzz/regressions/<target>/, which
-# tests/fuzz_corpus.rs replays as an ordinary test (`cargo fuzz tmin <target> <file>` minimizes
-# it; `cargo fuzz run <target> <file>` reproduces it).
+# tests/fuzz_corpus.rs (server_respond: server/tests/fuzz_corpus.rs) replays as an ordinary test
+# (`cargo fuzz tmin <target> <file>` minimizes it; `cargo fuzz run <target> <file>` reproduces it).
 #
 # Environment:
 #   FUZZ_TOOLCHAIN   the nightly to build with (default nightly-2026-05-19, needs rust-src)
@@ -143,6 +143,6 @@ for entry in "${SUMMARY[@]}"; do
   printf '%-16s %-7s %14s %10s  %s\n' "$target" "$result" "$execs" "$rate" "$found"
 done
 if [ "$FAILED" -gt 0 ]; then
-  echo "findings were copied to fuzz/regressions/: 'cargo test --features server --test fuzz_corpus' replays them"
+  echo "findings were copied to fuzz/regressions/: 'cargo test --test fuzz_corpus' replays them ('cargo test -p task-projection-server --test fuzz_corpus' for server_respond)"
   exit 1
 fi

@@ -4,7 +4,7 @@
 //   1. bash scripts/setup.sh            (idempotent tool install)
 //   2. node scripts/build.mjs --if-changed   (the wasm package -> pkg/, unless built from the same inputs)
 //   3. node www/build.mjs               (the demo page -> www/dist/)
-//   4. cargo build --features server --bin task-projection-server
+//   4. cargo build -p task-projection-server --bin task-projection-server
 //   5. task-projection-server --seed-demo --simulator --www www/dist --pkg pkg   (SQLite, default file)
 //
 // The binary is found through `cargo metadata` (target_directory, which honours CARGO_TARGET_DIR).
@@ -36,7 +36,7 @@ function serverBinary(cwd = root) {
 step('install tools', 'bash', ['scripts/setup.sh']);
 step('build the wasm package (skipped when its inputs are unchanged)', process.execPath, ['scripts/build.mjs', '--if-changed']);
 step('build the demo page', process.execPath, ['www/build.mjs']);
-step('build the server', 'cargo', ['build', '--features', 'server', '--bin', 'task-projection-server']);
+step('build the server', 'cargo', ['build', '-p', 'task-projection-server', '--bin', 'task-projection-server']);
 
 const bin = serverBinary();
 const args = ['--seed-demo', '--simulator', '--www', 'www/dist', '--pkg', 'pkg'];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything `npm test` (and .ci/run) runs, in order:
-#   setup -> clippy -> native cargo test -> server suites (features `server,test-client`: SQLite,
-#   then the same suites against a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium)
+#   setup -> clippy -> native cargo test -> server suites (the workspace crate
+#   `task-projection-server` with its feature `test-client`: SQLite, then the same suites against
+#   a throwaway PostgreSQL) -> wasm tests (Node + headless Chromium)
 #   -> package build -> tsc on the consumer file -> node:test against the built package (Node +
 #   Chromium) -> the package's pages in WebKit and Firefox (`engines`) -> end-to-end (the demo
 #   page and the real server, Chromium) -> packaging (the packed tarball in Next.js, Vite, Node).
@@ -67,29 +68,33 @@ T0="$(now)"
 stage setup bash scripts/setup.sh || { echo "setup failed: nothing else can run" >&2; SETUP_FAILED=1; }
 
 if [ -z "${SETUP_FAILED:-}" ]; then
-  # Lints, natively with every feature, then with `server` alone (the server without the test
-  # client builds, and the suites that need no client), and for the wasm binding (wasm32-only
-  # code: both modules, then each alone, as the package builds them); the crate denies
-  # unwrap/expect/indexing/overflow lints outside tests.
+  # Lints, natively: the whole workspace with every feature, then the root crate alone with
+  # `server` (its server rules, no server crate), then the server crate without `test-client`
+  # (the server without the test client builds, and the suites that need no client); and for the
+  # wasm binding (wasm32-only code: both modules, then each alone, as the package builds them).
+  # Both crates deny unwrap/expect/indexing/overflow lints outside tests.
   stage clippy bash -c 'set -e
-    cargo clippy --all-targets --all-features -- -D warnings
+    cargo clippy --workspace --all-targets --all-features -- -D warnings
     cargo clippy --all-targets --features server -- -D warnings
+    cargo clippy -p task-projection-server --all-targets -- -D warnings
     cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
     for exports in store-exports rules-exports; do
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features "$exports" -- -D warnings
     done' || true
 
-  stage cargo-native cargo test --no-fail-fast || true
+  # The root crate (not the server crate: the workspace's default member), with `server` so the
+  # unit tests of the server rules (`rules::respond`, `rules::stall`) run too.
+  stage cargo-native cargo test --no-fail-fast --features server || true
 
-  # The server side (tests/server_*.rs): every suite runs each case on SQLite (test names
-  # without "postgres") and on PostgreSQL (names with "postgres"), the latter against a throwaway
-  # cluster on loopback that scripts/postgres.sh starts and tears down on exit. `test-client`
-  # (the loopback client) is on: server_http, server_security and server_instances require it,
-  # and cargo would skip them without it. `--lib` runs the unit tests of src/server (the default
-  # features compile none of it, so cargo-native does not).
-  stage server-sqlite cargo test --no-fail-fast --features server,test-client --lib --test 'server_*' --test fuzz_corpus -- --skip postgres || true
+  # The server crate (server/tests/server_*.rs): every suite runs each case on SQLite (test
+  # names without "postgres") and on PostgreSQL (names with "postgres"), the latter against a
+  # throwaway cluster on loopback that scripts/postgres.sh starts and tears down on exit.
+  # `test-client` (the loopback client) is on: server_http, server_security and server_instances
+  # require it, and cargo would skip them without it. `--lib` runs the unit tests of server/src;
+  # `fuzz_corpus` replays the server_respond fuzz corpus.
+  stage server-sqlite cargo test --no-fail-fast -p task-projection-server --features test-client --lib --test 'server_*' --test fuzz_corpus -- --skip postgres || true
   stage server-postgres env TASK_PROJECTION_REQUIRE_PG=1 bash scripts/postgres.sh \
-    cargo test --no-fail-fast --features server,test-client --test 'server_*' -- postgres || true
+    cargo test --no-fail-fast -p task-projection-server --features test-client --test 'server_*' -- postgres || true
 
   # #[wasm_bindgen_test] suites: in Node, and in headless Chromium for the run_in_browser ones.
   # CHROMEDRIVER is explicit (the runner prefers a geckodriver when one exists); webdriver.json at
@@ -124,15 +129,16 @@ if [ -z "${SETUP_FAILED:-}" ]; then
     # kill their Xvfb, drivers and browsers on SIGTERM).
     ENGINES_COUNTS="$ROOT/tests/artifacts/engines-counts.json"
     rm -f "$ENGINES_COUNTS"
-    stage engines bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server || exit
+    stage engines bash -c 'node www/build.mjs && cargo build -p task-projection-server --bin task-projection-server || exit
       timeout --kill-after=30 900 node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$0" tests/engines/ && exit
       rc=$?; if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "engines: stopped after 900 s (timeout)"; fi; exit "$rc"' "$ENGINES_COUNTS" || true
     # End-to-end: the demo page (www/dist) in headless Chromium against the real server binary
-    # (feature `server`) on throwaway SQLite files, driven by the simulator endpoints.
+    # (package `task-projection-server`) on throwaway SQLite files, driven by the simulator
+    # endpoints.
     E2E_COUNTS="$ROOT/tests/artifacts/e2e-counts.json"
     rm -f "$E2E_COUNTS"
-    stage e2e bash -c 'node www/build.mjs && cargo build --features server --bin task-projection-server && cargo build --bin task-projection-replay &&
+    stage e2e bash -c 'node www/build.mjs && cargo build -p task-projection-server --bin task-projection-server && cargo build --bin task-projection-replay &&
       node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
         --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$0" tests/e2e/' "$E2E_COUNTS" || true
     # Packaging: the packed tarball in Next.js (webpack, Turbopack), Vite and Node consumers.

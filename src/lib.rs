@@ -9,7 +9,10 @@
 //! * `rules` — no I/O, no JS, no allocation of wire objects: the only place decisions are made.
 //! * `wire` — translation of wire objects into rule types, with typed errors naming the field.
 //! * `wasm` — the wasm-bindgen binding (wasm32 only): translation, no rule logic.
-//! * `server` — storage and services behind the `server` feature (native only).
+//!
+//! The reference server (storage, services, HTTP/WebSocket) is the workspace crate
+//! `task-projection-server` (server/). It builds on feature `server`, which adds the rule modules
+//! only the server uses (`rules::respond`, `rules::stall`) and pulls in no dependency.
 #![cfg_attr(
     not(test),
     deny(
@@ -37,9 +40,6 @@ pub(crate) mod text;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod trace;
 pub mod wire;
-
-#[cfg(feature = "server")]
-pub mod server;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

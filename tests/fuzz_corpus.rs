@@ -1,19 +1,18 @@
 //! The fuzz corpora as ordinary tests: every file of `fuzz/corpus/<target>/` (the committed
 //! seeds) and `fuzz/regressions/<target>/` (crashes found by `scripts/fuzz.sh`) runs through the
 //! target's body, `fuzz/targets/<target>.rs`, the very code `cargo fuzz run <target>` runs.
-//! The `server_respond` replay needs feature `server`
-//! (`cargo test --features server --test fuzz_corpus`).
+//! The `server_respond` corpus is the server crate's to replay
+//! (`cargo test -p task-projection-server --test fuzz_corpus`, server/tests/fuzz_corpus.rs).
 //!
-//! The seed corpus is written from tests/fixtures/scenarios.json and store_scenarios.json (and
-//! the server targets' scripted scenarios) by
-//! `cargo test --features server --test fuzz_corpus -- --ignored write_seed_corpus`.
+//! The seed corpus is written from tests/fixtures/scenarios.json and store_scenarios.json by
+//! `cargo test --test fuzz_corpus -- --ignored write_seed_corpus` (the server target's from its
+//! scripted scenarios by the same test of the server crate).
 #![cfg(not(target_arch = "wasm32"))]
 // Each target body includes its own copy of fuzz/targets/common.rs (the fuzz binaries build one
 // target each).
 #![allow(clippy::duplicate_mod)]
 
 use std::fs;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -26,69 +25,13 @@ mod wire_decode;
 #[path = "../fuzz/targets/store.rs"]
 mod store;
 
-#[cfg(feature = "server")]
-#[allow(dead_code)]
-#[path = "../fuzz/targets/server_respond.rs"]
-mod server_respond;
+#[path = "../fuzz/targets/corpus.rs"]
+mod corpus;
+
+use corpus::{files, replay, write_seeds};
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
-}
-
-/// The files of `fuzz/<kind>/<target>/` (dotfiles skipped), sorted.
-fn files(kind: &str, target: &str) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(fuzz_dir().join(kind).join(target)) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Runs every corpus and regression file of `target`; fails listing every file that panicked.
-fn replay(target: &str, run: fn(&[u8])) {
-    let corpus = files("corpus", target);
-    assert!(!corpus.is_empty(), "fuzz/corpus/{target}/ is empty");
-    let all: Vec<PathBuf> = corpus
-        .into_iter()
-        .chain(files("regressions", target))
-        .collect();
-    let failures: Vec<String> = all
-        .iter()
-        .filter_map(|path| {
-            let data = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            catch_unwind(AssertUnwindSafe(|| run(&data)))
-                .err()
-                .map(|panic| {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                        .unwrap_or_default();
-                    format!("{}: {why}", path.display())
-                })
-        })
-        .collect();
-    println!(
-        "fuzz corpus {target}: {} inputs, {} failed",
-        all.len(),
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {} inputs failed:\n{}",
-        failures.len(),
-        all.len(),
-        failures.join("\n")
-    );
 }
 
 #[test]
@@ -101,12 +44,6 @@ fn store_corpus() {
     replay("store", store::run);
 }
 
-#[cfg(feature = "server")]
-#[test]
-fn server_respond_corpus() {
-    replay("server_respond", server_respond::run);
-}
-
 // ---- seed corpus ---------------------------------------------------------------------------------
 
 fn fixture(name: &str) -> Value {
@@ -115,20 +52,6 @@ fn fixture(name: &str) -> Value {
         .join(name);
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("a fixture file is JSON")
-}
-
-/// Replaces the seeds of `fuzz/corpus/<target>/` with `seeds` (name, bytes).
-fn write_seeds(target: &str, seeds: &[(String, Vec<u8>)]) {
-    let dir = fuzz_dir().join("corpus").join(target);
-    fs::create_dir_all(&dir).expect("corpus dir");
-    for old in files("corpus", target) {
-        fs::remove_file(old).expect("remove an old seed");
-    }
-    for (name, bytes) in seeds {
-        fs::write(dir.join(name), bytes).expect("write a seed");
-    }
-    let total: usize = seeds.iter().map(|(_, b)| b.len()).sum();
-    println!("fuzz/corpus/{target}: {} seeds, {total} bytes", seeds.len());
 }
 
 fn slug(text: &str) -> String {
@@ -243,15 +166,6 @@ fn write_seed_corpus() {
         seeds.push((format!("binary-{k}.bin"), noise(k + 1, len)));
     }
     write_seeds("store", &seeds);
-
-    #[cfg(feature = "server")]
-    {
-        let seeds: Vec<(String, Vec<u8>)> = server_respond::seeds()
-            .into_iter()
-            .map(|(name, bytes)| (format!("{name}.bin"), bytes))
-            .collect();
-        write_seeds("server_respond", &seeds);
-    }
 }
 
 /// Prints every failing store regression reduced to its fewest calls (JSON form; write one to a

@@ -33,20 +33,20 @@ use task_projection::rules::pending::{
     PendingRead,
 };
 use task_projection::rules::respond::{BundleState, Handoff, RespondReply, Response, ResumeReport};
-use task_projection::server::clock::{wire_time, Clock, ManualClock};
-use task_projection::server::events::{drain, BroadcastSink, TASK_STATUS_SUMMARY_UPDATED};
-use task_projection::server::projection::Projector;
-use task_projection::server::respond::{
+use task_projection::wire::{self, Json, Path};
+use task_projection_server::clock::{wire_time, Clock, ManualClock};
+use task_projection_server::events::{drain, BroadcastSink, TASK_STATUS_SUMMARY_UPDATED};
+use task_projection_server::projection::Projector;
+use task_projection_server::respond::{
     DeliveryError, RespondOutcome, RespondService, ResponseInput, ResumeRequest, Resumer,
     WaiterRegistry,
 };
-use task_projection::server::revision::RevisionClock;
-use task_projection::server::storage::{
+use task_projection_server::revision::RevisionClock;
+use task_projection_server::storage::{
     NewMessage, NewSession, NewTask, NewTurn, StateChange, Storage, TurnRow,
 };
-use task_projection::server::summary::{RepairOutcome, SummaryRepair};
-use task_projection::server::Db;
-use task_projection::wire::{self, Json, Path};
+use task_projection_server::summary::{RepairOutcome, SummaryRepair};
+use task_projection_server::Db;
 
 #[path = "common.rs"]
 mod common;
@@ -158,8 +158,8 @@ impl Op {
     }
 }
 
-/// One operation as seed bytes (`tests/fuzz_corpus.rs` writes the seeds with it).
-#[allow(dead_code)] // tests/fuzz_corpus.rs writes the seed corpus with it
+/// One operation as seed bytes (`server/tests/fuzz_corpus.rs` writes the seeds with it).
+#[allow(dead_code)] // server/tests/fuzz_corpus.rs writes the seed corpus with it
 pub fn op(op: Op, args: &[u8]) -> Vec<u8> {
     let mut out = vec![op as u8];
     out.extend((0..op.args()).map(|i| args.get(i).copied().unwrap_or(0)));
@@ -254,7 +254,7 @@ async fn reset(db: &Db) {
         "tasks",
         "counters",
     ] {
-        task_projection::server::db::query(format!("DELETE FROM {table}"))
+        task_projection_server::db::query(format!("DELETE FROM {table}"))
             .execute(db)
             .await
             .expect("emptying a table");
@@ -269,7 +269,7 @@ struct World {
     storage: Storage,
     clock: Arc<ManualClock>,
     sink: BroadcastSink,
-    events: tokio::sync::broadcast::Receiver<task_projection::server::events::Event>,
+    events: tokio::sync::broadcast::Receiver<task_projection_server::events::Event>,
     waiters: Arc<Waiters>,
     orchestrator: Arc<Orchestrator>,
     service: Service,
@@ -752,7 +752,7 @@ impl World {
             "SELECT pending_id || ':' || handoff || ':' || message_ids FROM delivery_intents ORDER BY pending_id",
             "SELECT task_id || ':' || revision || ':' || summary FROM task_status_summaries ORDER BY task_id",
         ] {
-            let rows: Vec<String> = task_projection::server::db::query_scalar(sql)
+            let rows: Vec<String> = task_projection_server::db::query_scalar(sql)
                 .fetch_all(&self.db)
                 .await
                 .unwrap_or_default();
@@ -832,7 +832,7 @@ impl World {
         state: SessionState,
         turns: &[TurnRow],
     ) -> Option<Option<PendingAction>> {
-        let rows: Vec<(String, Option<String>, String)> = task_projection::server::db::query(
+        let rows: Vec<(String, Option<String>, String)> = task_projection_server::db::query(
             "SELECT id, turn_id, message_type FROM messages WHERE session_id = $1 ORDER BY seq",
         )
         .bind(session)
@@ -1007,8 +1007,9 @@ async fn services(
     (service, repair)
 }
 
-/// Seeds: the scenarios of tests/server_respond.rs and tests/server_summary.rs as operations.
-#[allow(dead_code)] // tests/fuzz_corpus.rs writes the seed corpus with it
+/// Seeds: the scenarios of server/tests/server_respond.rs and server/tests/server_summary.rs as
+/// operations.
+#[allow(dead_code)] // server/tests/fuzz_corpus.rs writes the seed corpus with it
 pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     let base = [
         op(Op::Task, &[0]),

@@ -11,8 +11,8 @@
 //! | [`order`] | §5–§7 the order of the store's inputs: staleness, list merges, tombstones |
 //! | [`owner`] | §6 pending-owner resolution and selection settle |
 //! | [`summary`] | §7 status-summary merging |
-//! | [`respond`] | §8 clarification bundle states and respond outcomes (server) |
-//! | [`stall`] | §9 stall detection and orphan healing (server) |
+//! | `respond` | §8 clarification bundle states and respond outcomes (feature `server`) |
+//! | `stall` | §9 stall detection and orphan healing (feature `server`) |
 //! | [`lifecycle`] | §10 workflow profile-session lifecycle |
 //! | [`knowledge`] | §11 what the client knows: which inputs make each answer known |
 //! | [`connection`] | docs/server-api.md: what a connection's `server.hello` means for held state |
@@ -25,8 +25,10 @@ pub mod model;
 pub mod order;
 pub mod owner;
 pub mod pending;
+#[cfg(feature = "server")]
 pub mod respond;
 pub mod revision;
+#[cfg(feature = "server")]
 pub mod stall;
 pub mod summary;
 pub mod time;

@@ -39,7 +39,7 @@ export function serverBinary() {
   if (binary) return binary;
   binary = debugBinary('task-projection-server');
   if (!fs.existsSync(binary)) {
-    throw new Error(`no ${binary}: run \`cargo build --features server --bin task-projection-server\` (npm run test:e2e does)`);
+    throw new Error(`no ${binary}: run \`cargo build -p task-projection-server --bin task-projection-server\` (npm run test:e2e does)`);
   }
   for (const need of ['www/dist/index.html', 'www/dist/app.js', path.join(PKG, 'index.js'), path.join(PKG, 'connect.js')]) {
     if (!fs.existsSync(path.resolve(ROOT, need))) throw new Error(`no ${need}: run \`node scripts/build.mjs && node www/build.mjs\``);

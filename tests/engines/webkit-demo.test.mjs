@@ -6,8 +6,9 @@
 // the agent completes its turn. The simplest scenario of tests/e2e/demo.e2e.test.mjs, which runs
 // them all in Chromium. Screenshots: tests/artifacts/engines/webkit-demo-*.png.
 //
-// Needs `node www/build.mjs` and `cargo build --features server --bin task-projection-server`
-// (the engines stage of scripts/test.sh runs both).
+// Needs `node www/build.mjs` and
+// `cargo build -p task-projection-server --bin task-projection-server` (the engines stage of
+// scripts/test.sh runs both).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

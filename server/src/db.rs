@@ -1,0 +1,307 @@
+//! The database handle: SQLite (default) or PostgreSQL, one SQL text for both, with the versioned
+//! migrations of `server/migrations/` embedded in the binary.
+//!
+//! **SQLite** is one `rusqlite` connection behind an async mutex, run on the calling task: a
+//! statement costs what SQLite itself costs (a few microseconds for an indexed read), with no
+//! worker thread to hand it to and no pool to check a connection out of. SQLite has one writer
+//! anyway, and one connection keeps its page cache warm (in WAL mode every write by another
+//! connection would discard it). Statements are prepared once per text and kept
+//! ([`SQLITE_STATEMENT_CACHE`]). **PostgreSQL** is a pool of typed sqlx connections of our own
+//! (`db/pg.rs`: sqlx's pool pinged the server on every release, a second round trip per
+//! statement); several instances share the database.
+//!
+//! Statements are built with [`query`] / [`query_scalar`] (`$n` parameters, as sqlx writes them)
+//! and run on a [`Db`] (one statement) or a held [`Conn`] (several statements; a transaction with
+//! [`Db::begin`]).
+//!
+//! | module | what |
+//! |---|---|
+//! | this file | [`Db`] and [`Conn`]: the connection handles, transactions |
+//! | `migrate` | the embedded migration list, PostgreSQL's migration source, the SQLite runner |
+//! | `sqlite` | opening the SQLite connection |
+//! | `pg` | PostgreSQL: the pool of typed connections |
+//! | `args` | arguments, rows and columns |
+//! | `query` | statements ([`query`], [`query_scalar`]) and the statement counter |
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use super::error::Result;
+
+mod args;
+mod migrate;
+mod pg;
+mod query;
+mod sqlite;
+
+pub(crate) use args::col;
+pub use args::{Arg, Column, Columns, On, Row, Section, SqliteRow};
+use migrate::{migrate_sqlite, Embedded};
+pub use query::{query, query_scalar, statements_run, Done, Query, Scalar};
+use sqlite::open_sqlite;
+
+/// Which database a [`Db`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Connections one instance keeps to PostgreSQL at most.
+pub const PG_CONNECTIONS: usize = 8;
+
+/// Prepared statements an SQLite connection keeps (the server has about fifty distinct texts).
+pub const SQLITE_STATEMENT_CACHE: usize = 256;
+/// How long an SQLite statement waits for another connection's write lock (only several
+/// handles on one file ever wait: one server holds one connection).
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+enum Handle {
+    Sqlite(Arc<Mutex<rusqlite::Connection>>),
+    Postgres(Arc<pg::Pool>),
+}
+
+/// A database handle. Cheap to clone.
+#[derive(Clone)]
+pub struct Db {
+    handle: Arc<Handle>,
+    /// The URL it was opened with (PostgreSQL's `LISTEN` connection opens its own).
+    url: Arc<str>,
+}
+
+impl fmt::Debug for Db {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Db")
+            .field("backend", &self.backend())
+            .finish()
+    }
+}
+
+impl Db {
+    /// Connects to `url` and runs the migrations. URLs: `sqlite://path/to/file.db?mode=rwc`,
+    /// `sqlite::memory:` (a database that lives as long as the handle), or
+    /// `postgres://user@host:port/db`.
+    pub async fn connect(url: &str) -> Result<Db> {
+        let handle = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            let pool = pg::Pool::new(url, PG_CONNECTIONS, Duration::from_secs(30))?;
+            Handle::Postgres(Arc::new(pool))
+        } else {
+            Handle::Sqlite(Arc::new(Mutex::new(open_sqlite(url)?)))
+        };
+        let db = Db {
+            handle: Arc::new(handle),
+            url: url.into(),
+        };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    /// A fresh in-memory SQLite database (tests, the reference server).
+    pub async fn memory() -> Result<Db> {
+        Db::connect("sqlite::memory:").await
+    }
+
+    /// Runs the pending migrations (idempotent; PostgreSQL serializes concurrent runners with an
+    /// advisory lock). SQLite keeps sqlx's bookkeeping (`_sqlx_migrations`, same checksums), so a
+    /// database migrated by an earlier build is recognized.
+    pub async fn migrate(&self) -> Result<()> {
+        match self.handle.as_ref() {
+            Handle::Postgres(pool) => {
+                let migrator = Migrator::new(Embedded(Backend::Postgres)).await?;
+                let mut held = pool.acquire().await?;
+                let ran = migrator.run_direct(held.start()?).await;
+                held.finished(ran.is_ok());
+                ran?;
+            }
+            Handle::Sqlite(conn) => {
+                let mut conn = conn.clone().lock_owned().await;
+                migrate_sqlite(&mut conn)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.handle.as_ref() {
+            Handle::Sqlite(_) => Backend::Sqlite,
+            Handle::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The URL it was opened with.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Holds one connection for several statements (no transaction).
+    pub async fn conn(&self) -> Result<Conn> {
+        Ok(Conn {
+            held: Some(match self.handle.as_ref() {
+                Handle::Sqlite(conn) => Held::Sqlite {
+                    conn: conn.clone().lock_owned().await,
+                    open: false,
+                },
+                Handle::Postgres(pool) => Held::Postgres(pool.acquire().await?),
+            }),
+        })
+    }
+
+    /// A transaction on a held connection (SQLite: deferred, so a transaction that writes first
+    /// takes the write lock before it reads). Rolled back when dropped uncommitted.
+    pub async fn begin(&self) -> Result<Conn> {
+        let held = match self.handle.as_ref() {
+            Handle::Sqlite(conn) => {
+                let conn = conn.clone().lock_owned().await;
+                conn.execute_batch("BEGIN")?;
+                Held::Sqlite { conn, open: true }
+            }
+            Handle::Postgres(pool) => Held::Postgres(pool.begin("BEGIN").await?),
+        };
+        Ok(Conn { held: Some(held) })
+    }
+
+    /// A read-only snapshot transaction: on PostgreSQL `REPEATABLE READ, READ ONLY`, opened in the
+    /// one statement that begins it; on SQLite a deferred transaction (a snapshot from its first
+    /// read). Rolled back when dropped uncommitted.
+    pub async fn begin_read(&self) -> Result<Conn> {
+        match self.handle.as_ref() {
+            Handle::Sqlite(_) => self.begin().await,
+            Handle::Postgres(pool) => Ok(Conn {
+                held: Some(Held::Postgres(
+                    pool.begin("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        .await?,
+                )),
+            }),
+        }
+    }
+
+    /// Closes the handle (a restart in tests): PostgreSQL's pool; SQLite's connection closes
+    /// with the last clone.
+    pub async fn close(&self) {
+        if let Handle::Postgres(pool) = self.handle.as_ref() {
+            pool.close().await;
+        }
+    }
+}
+
+enum Held {
+    Sqlite {
+        conn: OwnedMutexGuard<rusqlite::Connection>,
+        /// In a transaction that was neither committed nor rolled back.
+        open: bool,
+    },
+    /// A PostgreSQL connection, in a transaction when [`Db::begin`] opened it (dropped
+    /// uncommitted, the pool rolls it back: `db/pg.rs`).
+    Postgres(pg::Held),
+}
+
+/// A held connection, possibly in a transaction ([`Db::begin`]).
+pub struct Conn {
+    held: Option<Held>,
+}
+
+impl Conn {
+    /// Commits the transaction (a connection without one: nothing to do).
+    pub async fn commit(mut self) -> Result<()> {
+        match self.held.take() {
+            Some(Held::Sqlite { conn, open: true }) => conn.execute_batch("COMMIT")?,
+            Some(Held::Postgres(mut held)) if held.in_transaction() => held.commit().await?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Rolls the transaction back.
+    pub async fn rollback(mut self) -> Result<()> {
+        match self.held.take() {
+            Some(Held::Sqlite { conn, open: true }) => conn.execute_batch("ROLLBACK")?,
+            Some(Held::Postgres(mut held)) if held.in_transaction() => held.rollback().await?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // PostgreSQL's pool rolls its own back when the connection drops (`db/pg.rs`); SQLite's
+        // transaction is rolled back here.
+        if let Some(Held::Sqlite { conn, open: true }) = &self.held {
+            if let Err(error) = conn.execute_batch("ROLLBACK") {
+                tracing::warn!(%error, "SQLite rollback failed");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn arguments_bind_by_number_and_rows_decode() {
+        let db = Db::memory().await.unwrap();
+        query("CREATE TABLE t (a TEXT, b BIGINT, c TEXT)")
+            .execute(&db)
+            .await
+            .unwrap();
+        let done = query("INSERT INTO t (b, a, c) VALUES ($2, $1, $3), ($2, $1, $3)")
+            .bind("x")
+            .bind(7_i64)
+            .bind(Option::<&str>::None)
+            .execute(&db)
+            .await
+            .unwrap();
+        assert_eq!(done.rows_affected(), 2);
+        let rows = query("SELECT a, b, c FROM t WHERE a = $1 AND b = $2")
+            .bind("x")
+            .bind(7_i64)
+            .fetch_all(&db)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].get::<String>("a").unwrap(), "x");
+        assert_eq!(rows[0].get::<i64>("b").unwrap(), 7);
+        assert_eq!(rows[0].get::<Option<String>>("c").unwrap(), None);
+        assert!(rows[0].get::<i64>("a").is_err());
+        assert!(rows[0].get::<String>("missing").is_err());
+        let count: i64 = query_scalar("SELECT COUNT(*) FROM t")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        assert_eq!(count, 2);
+    }
+
+    #[tokio::test]
+    async fn an_uncommitted_transaction_rolls_back() {
+        let db = Db::memory().await.unwrap();
+        query("CREATE TABLE t (a BIGINT)")
+            .execute(&db)
+            .await
+            .unwrap();
+        {
+            let mut tx = db.begin().await.unwrap();
+            query("INSERT INTO t VALUES (1)")
+                .execute(&mut tx)
+                .await
+                .unwrap();
+        }
+        let tx = db.begin().await.unwrap();
+        tx.rollback().await.unwrap();
+        let mut tx = db.begin().await.unwrap();
+        query("INSERT INTO t VALUES (2)")
+            .execute(&mut tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        let values: Vec<i64> = query_scalar("SELECT a FROM t")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+        assert_eq!(values, vec![2]);
+    }
+}
