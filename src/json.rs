@@ -1,8 +1,8 @@
 //! The crate's JSON writer: explanations (`store::explain`), the store's snapshot
 //! (`store::snapshot`) and traces (`trace`) are written with it. Hand-written, so serde's
-//! serializer stays out of the wasm. Strings are escaped as `JSON.stringify` escapes them, so a
-//! trace line is the JS recorder's byte for byte; numbers beyond 2^53 − 1 (where a JS Number
-//! would round them) are written as decimal strings. The modules that write domain values add
+//! serializer stays out of the wasm. Natively, strings are escaped as `JSON.stringify` escapes
+//! them, so a trace line is the JS recorder's byte for byte (see [`Json::text`]); numbers beyond
+//! 2^53 − 1 (where a JS Number would round them) are written as decimal strings. The modules that write domain values add
 //! their own methods (`store::reason`: reasons and actions; `store::explain`, `store::snapshot`).
 
 /// A JSON text being written: values are appended in order, a comma before each unless it opens
@@ -11,6 +11,7 @@ pub(crate) struct Json(pub(crate) String);
 
 impl Json {
     /// An empty text with room for `capacity` bytes.
+    #[inline]
     pub(crate) fn with_capacity(capacity: usize) -> Json {
         Json(String::with_capacity(capacity))
     }
@@ -31,38 +32,58 @@ impl Json {
         self
     }
 
-    /// `s` as `JSON.stringify(s)` writes it (for well-formed text, which is all a `&str` holds).
+    /// `s` as a JSON string. Natively as `JSON.stringify(s)` writes it (a trace is compared byte
+    /// for byte with the JS recorder's); the wasm builds, whose texts are only parsed, write
+    /// every character that needs an escape as `\u00XX` (the same JSON, less code).
     #[inline(never)]
     pub(crate) fn text(&mut self, s: &str) {
         self.0.push('"');
         // Escapes are ASCII, so the text between them is pushed as whole UTF-8 slices.
         let mut from = 0;
         for (at, byte) in s.bytes().enumerate() {
-            let short = match byte {
-                b'"' | b'\\' => byte,
-                0x08 => b'b',
-                b'\t' => b't',
-                b'\n' => b'n',
-                0x0c => b'f',
-                b'\r' => b'r',
-                0..=0x1f => b'u',
-                _ => continue,
-            };
-            self.0.push_str(s.get(from..at).unwrap_or_default());
-            self.0.push('\\');
-            if short == b'u' {
-                self.0.push_str("u00");
-                for d in [byte >> 4, byte & 0xf] {
-                    let hex = b"0123456789abcdef".get(usize::from(d)).copied();
-                    self.0.push(char::from(hex.unwrap_or(b'0')));
-                }
-            } else {
-                self.0.push(char::from(short));
+            if byte >= 0x20 && byte != b'"' && byte != b'\\' {
+                continue;
             }
+            self.0.push_str(s.get(from..at).unwrap_or_default());
+            self.escape(byte);
             from = at.saturating_add(1);
         }
         self.0.push_str(s.get(from..).unwrap_or_default());
         self.0.push('"');
+    }
+
+    /// The escape of `byte` (a control character, `"` or `\`) as `JSON.stringify` writes it.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn escape(&mut self, byte: u8) {
+        let short = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            _ => "",
+        };
+        if short.is_empty() {
+            self.hex_escape(byte);
+        } else {
+            self.0.push_str(short);
+        }
+    }
+
+    /// The escape of `byte` as `\u00XX` (the wasm builds: see [`Json::text`]).
+    #[cfg(target_arch = "wasm32")]
+    fn escape(&mut self, byte: u8) {
+        self.hex_escape(byte);
+    }
+
+    fn hex_escape(&mut self, byte: u8) {
+        self.0.push_str("\\u00");
+        for d in [byte >> 4, byte & 0xf] {
+            let hex = b"0123456789abcdef".get(usize::from(d)).copied();
+            self.0.push(char::from(hex.unwrap_or(b'0')));
+        }
     }
 
     /// `"key":"value"`, or `"key":null`.
@@ -87,10 +108,15 @@ impl Json {
     /// A count or revision number; beyond 2^53 − 1 a decimal string; `None` is `null`.
     #[inline(never)]
     pub(crate) fn num(&mut self, key: &str, value: Option<u64>) {
+        self.key(key);
         match value {
-            Some(n) if n > (1 << 53) - 1 => self.str(key, Some(&crate::text::decimal(n))),
-            Some(n) => self.raw(key, &crate::text::decimal(n)),
-            None => self.raw(key, "null"),
+            Some(n) if n > (1 << 53) - 1 => {
+                self.0.push('"');
+                crate::text::push_uint(&mut self.0, n);
+                self.0.push('"');
+            }
+            Some(n) => crate::text::push_uint(&mut self.0, n),
+            None => self.0.push_str("null"),
         }
     }
 

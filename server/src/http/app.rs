@@ -1,7 +1,7 @@
 //! The server's shared state: storage, the WebSocket hub, the simulated agent, and the services of
 //! the current start ([`Core`]), which a simulated restart replaces as a whole. It imports
 //! [`config`](super::config), [`hub`](super::hub) and the agent runtime
-//! ([`sim::agent`](super::sim::agent)), nothing that imports it.
+//! ([`agent`](super::agent)), nothing that imports it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,9 +23,9 @@ use crate::storage::Storage;
 use crate::summary::SummaryRepair;
 use crate::{Backend, Db};
 
+use super::agent::SimAgent;
 use super::config::{Config, StartError};
 use super::hub::Hub;
-use super::sim::agent::SimAgent;
 
 /// How often an instance deletes the outbox rows older than the retention.
 const OUTBOX_PRUNE_EVERY: Duration = Duration::from_secs(60);

@@ -13,9 +13,9 @@
 //! | [`guard`] | the request guard in front of every route: Host, access token, Origin, JSON-only writes, static roots, security headers |
 //! | [`config`] | the command line ([`parse_args`], [`USAGE`]), [`Config`], [`StartError`] |
 //! | [`hub`] | the WebSocket hub: one pre-serialized frame per event, `server.hello` first, bounded buffers |
+//! | [`agent`] | the simulated agent's runtime ([`agent::SimAgent`]: waiters, resumes, executions), held by `app` |
 //! | [`app`] | shared state: the services of the current start (swapped by a simulated restart) |
-//! | [`sim`] | the simulated agent: its runtime ([`sim::agent`]), its writes ([`sim::actions`]), the simulator API ([`sim::routes`]) |
-//! | [`seed`] | the demo tasks of `--seed-demo`, and the simulator's `reset` |
+//! | [`sim`] | the simulator: its writes ([`sim::sessions`], [`sim::turns`], [`sim::questions`]), the demo data ([`sim::seed`]: `--seed-demo`, the simulator's `reset`), the simulator API ([`sim::routes`]) |
 //! | [`routes`] | REST routes, the WebSocket upgrade, static files, the route table |
 //! | `client` | feature `test-client`: a loopback HTTP/WebSocket client and a native-store mirror (tests, load benchmark) |
 //!
@@ -26,22 +26,24 @@
 //!
 //! No two modules import each other, directly or through others: each imports (`use`, or a path
 //! in the code) only modules listed before it, leaves first, and none imports this file's items
-//! or `sim`'s (`sim/mod.rs` only declares its three modules). Every module's direct imports of
+//! or `sim`'s (`sim/mod.rs` only declares its modules). Every module's direct imports of
 //! `http` follow the colon; `server/tests/server_layout.rs` reads the sources and checks this list
 //! (order, and each module's imports exactly as listed).
 //!
 //! 1. `error`: —
 //! 2. `hub`: —
-//! 3. `sim::agent`: —
+//! 3. `agent`: —
 //! 4. `client`: — (feature `test-client`)
 //! 5. `wire`: error
 //! 6. `guard`: error
 //! 7. `config`: guard
-//! 8. `app`: config, hub, sim::agent
-//! 9. `sim::actions`: error, wire, app, sim::agent
-//! 10. `seed`: error, config, app, sim::actions
-//! 11. `sim::routes`: error, wire, hub, app, seed, sim::agent, sim::actions
-//! 12. `routes`: error, wire, config, hub, app, sim::actions, sim::routes
+//! 8. `app`: config, hub, agent
+//! 9. `sim::sessions`: error, wire, app
+//! 10. `sim::turns`: error, app, sim::sessions
+//! 11. `sim::questions`: error, agent, app, sim::sessions, sim::turns
+//! 12. `sim::seed`: error, config, app, sim::sessions, sim::turns, sim::questions
+//! 13. `sim::routes`: error, wire, hub, agent, app, sim::sessions, sim::turns, sim::questions, sim::seed
+//! 14. `routes`: error, wire, config, hub, app, sim::questions, sim::routes
 //!
 //! This file (`http`) comes last: it starts the server ([`serve`], [`serve_db`], [`connect`])
 //! and re-exports the configuration.
@@ -50,6 +52,7 @@
 //! [`SummaryRepair::task_answer`]: crate::summary::SummaryRepair::task_answer
 //! [`RespondService::respond`]: crate::respond::RespondService::respond
 
+pub mod agent;
 pub mod app;
 #[cfg(feature = "test-client")]
 pub mod client;
@@ -58,7 +61,6 @@ pub mod error;
 pub mod guard;
 pub mod hub;
 pub mod routes;
-pub mod seed;
 pub mod sim;
 pub mod wire;
 
@@ -192,7 +194,7 @@ pub async fn serve(config: Config) -> Result<Running, StartError> {
 pub async fn serve_db(db: Db, config: Config) -> Result<Running, StartError> {
     let app = App::start(db, &config).await?;
     if config.seed_demo {
-        seed::seed_if_empty(&app).await?;
+        sim::seed::seed_if_empty(&app).await?;
     }
     let bind = format!("{}:{}", config.host, config.port);
     let listener = TcpListener::bind((config.host.as_str(), config.port))

@@ -25,7 +25,7 @@ use super::app::App;
 use super::config::Config;
 use super::error::{ok, ApiError, ApiResult};
 use super::hub::Resume;
-use super::sim::actions::continue_after_response;
+use super::sim::questions::continue_after_response;
 use super::sim::routes::routes as simulator_routes;
 use super::wire::{body_json, task_wire};
 

@@ -1,11 +1,15 @@
-//! The simulated agent and the simulator API (`--simulator`, docs/server-api.md), in three
-//! modules, each importing only the ones before it:
+//! The simulated agent's writes, the demo data and the simulator API (`--simulator`,
+//! docs/server-api.md), in five modules, each importing only the ones before it. The agent's
+//! runtime, [`SimAgent`], is not here: [`app`](super::app) holds it, so it is a module of `http`
+//! ([`agent`](super::agent)) that `app` imports and this directory's modules use.
 //!
 //! | module | what | imports of `http` |
 //! |---|---|---|
-//! | [`agent`] | [`SimAgent`], this process's agent runtime: waiters, resumes, executions | none |
-//! | [`actions`] | the simulator's writes (tasks, sessions, turns, messages, questions, detach) and the events they publish | `error`, `wire`, `app` |
-//! | [`routes`] | the simulator API under `/api/dev/sim/` | `error`, `wire`, `hub`, `app`, `seed`, `agent`, `actions` |
+//! | [`sessions`] | tasks (create, delete) and sessions (create, state changes), the liveness check, the summary repair | `error`, `wire`, `app` |
+//! | [`turns`] | the current turn, turns (start, complete) and the messages written into a turn | `error`, `app`, `sessions` |
+//! | [`questions`] | clarifications and permissions (ask, resolve), `detach`, the continuation after a response | `error`, `agent`, `app`, `sessions`, `turns` |
+//! | [`seed`] | the demo tasks of `--seed-demo`, and the simulator's `reset` | `error`, `config`, `app`, `sessions`, `turns`, `questions` |
+//! | [`routes`] | the simulator API under `/api/dev/sim/` | `error`, `wire`, `hub`, `agent`, `app`, `sessions`, `turns`, `questions`, `seed` |
 //!
 //! [`SimAgent`] is deterministic and in memory:
 //!
@@ -18,7 +22,7 @@
 //!   terminal state and a restart end it.
 //!
 //! After a successful respond, the continuation runs
-//! ([`actions::continue_after_response`]): a live waiter continues the bundle's turn (an agent
+//! ([`questions::continue_after_response`]): a live waiter continues the bundle's turn (an agent
 //! message, the turn completes, the session goes `IDLE`); a resumed session gets a successor
 //! turn that does the same.
 //!
@@ -31,18 +35,20 @@
 //! The demo page plays every scenario through these routes (its "Play the agent" panel, shown
 //! when `GET /api/dev/sim` answers): asking in an open turn (`open_turn`), a new turn after the
 //! open ones (`close_open`), resolving a session's pending permission, and `reset` (the demo
-//! data again, [`seed::reset`](super::seed::reset)) exist for it.
+//! data again, [`seed::reset`]) exist for it.
 //!
-//! This file only declares the three modules (no item, no re-export), so that none of them
+//! This file only declares the five modules (no item, no re-export), so that none of them
 //! reaches another through it.
 //!
-//! [`SimAgent`]: agent::SimAgent
+//! [`SimAgent`]: super::agent::SimAgent
 //! [`WaiterRegistry`]: crate::respond::WaiterRegistry
 //! [`Resumer`]: crate::respond::Resumer
 //! [`ExecutionRegistry`]: crate::stall::ExecutionRegistry
 //! [`Storage`]: crate::storage::Storage
 //! [`Projector`]: crate::projection::Projector
 
-pub mod actions;
-pub mod agent;
+pub mod questions;
 pub mod routes;
+pub mod seed;
+pub mod sessions;
+pub mod turns;

@@ -1,6 +1,7 @@
 //! The simulator API under `/api/dev/sim/` (mounted with `--simulator` only; see [`super`]):
 //! each route reads its body, takes the session's lock and the current start's services, and
-//! calls one of the [`actions`](super::actions).
+//! calls one of the simulator's writes ([`sessions`](super::sessions), [`turns`](super::turns),
+//! [`questions`](super::questions)) or the demo data's [`reset`](super::seed::reset).
 
 use std::sync::Arc;
 
@@ -11,18 +12,20 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Map, Value};
 
+use crate::http::agent::ResumeMode;
 use crate::http::app::App;
 use crate::http::error::{done, one, ApiError, ApiResult};
 use crate::http::hub::Frame;
-use crate::http::seed;
 use crate::http::wire::{body_json, opt_bool, opt_str};
 
-use super::actions::{
-    ask_clarification, ask_permission, complete_open_turns, complete_turn_row, create_session,
-    create_task, delete_task, detach, known_state, open_turn, post_message, repair,
-    require_live_session, resolve_permission, resolve_session_permission, set_state, start_turn,
+use super::questions::{
+    ask_clarification, ask_permission, detach, resolve_permission, resolve_session_permission,
 };
-use super::agent::ResumeMode;
+use super::seed;
+use super::sessions::{
+    create_session, create_task, delete_task, known_state, repair, require_live_session, set_state,
+};
+use super::turns::{complete_open_turns, complete_turn_row, open_turn, post_message, start_turn};
 
 /// The simulator routes (mounted with `--simulator` only).
 pub fn routes() -> Router<Arc<App>> {

@@ -10,10 +10,11 @@
 
 use crate::ServerError;
 
-use super::app::App;
-use super::config::StartError;
-use super::error::{ApiError, ApiResult};
-use super::sim::actions;
+use crate::http::app::App;
+use crate::http::config::StartError;
+use crate::http::error::{ApiError, ApiResult};
+
+use super::{questions, sessions, turns};
 
 /// Creates the demo tasks when the database has no tasks; `Ok(false)` when it had some.
 pub async fn seed_if_empty(app: &App) -> Result<bool, StartError> {
@@ -39,10 +40,10 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     let mut ids = Vec::with_capacity(3);
 
     // 1. The primary session asks a multi-question clarification, live.
-    let task = actions::create_task(app, core, "Refactor the billing module").await?;
+    let task = sessions::create_task(app, core, "Refactor the billing module").await?;
     ids.push(task.clone());
-    let session = actions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
-    actions::start_turn(
+    let session = sessions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    turns::start_turn(
         app,
         core,
         &session,
@@ -50,7 +51,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Split the billing module into invoicing and payments.",
     )
     .await?;
-    actions::post_message(
+    turns::post_message(
         app,
         core,
         &session,
@@ -59,7 +60,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "I mapped the module; before moving code I need a few decisions.",
     )
     .await?;
-    actions::ask_clarification(
+    questions::ask_clarification(
         app,
         core,
         &session,
@@ -74,12 +75,12 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
 
     // 2. An older detached question superseded in the primary session's history; the current
     //    question belongs to a secondary session.
-    let task = actions::create_task(app, core, "Upgrade the CI pipeline").await?;
+    let task = sessions::create_task(app, core, "Upgrade the CI pipeline").await?;
     ids.push(task.clone());
-    let primary = actions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
+    let primary = sessions::create_session(app, core, &task, true, "coder", "RUNNING").await?;
     let first =
-        actions::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
-    actions::ask_clarification(
+        turns::start_turn(app, core, &primary, false, "Move CI to the new runners.").await?;
+    questions::ask_clarification(
         app,
         core,
         &primary,
@@ -87,8 +88,8 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         false,
     )
     .await?;
-    actions::complete_turn(app, core, &first).await?;
-    actions::start_turn(
+    turns::complete_turn(app, core, &first).await?;
+    turns::start_turn(
         app,
         core,
         &primary,
@@ -96,7 +97,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Only the pull-request jobs for now, please.",
     )
     .await?;
-    actions::post_message(
+    turns::post_message(
         app,
         core,
         &primary,
@@ -105,8 +106,8 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Moving the pull-request jobs; a reviewer session checks the cache settings.",
     )
     .await?;
-    let reviewer = actions::create_session(app, core, &task, false, "reviewer", "RUNNING").await?;
-    actions::start_turn(
+    let reviewer = sessions::create_session(app, core, &task, false, "reviewer", "RUNNING").await?;
+    turns::start_turn(
         app,
         core,
         &reviewer,
@@ -114,7 +115,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Review the cache settings of the new runners.",
     )
     .await?;
-    actions::ask_clarification(
+    questions::ask_clarification(
         app,
         core,
         &reviewer,
@@ -124,10 +125,10 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
     .await?;
 
     // 3. A permission.
-    let task = actions::create_task(app, core, "Deploy preview environment").await?;
+    let task = sessions::create_task(app, core, "Deploy preview environment").await?;
     ids.push(task.clone());
-    let session = actions::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
-    actions::start_turn(
+    let session = sessions::create_session(app, core, &task, true, "deployer", "RUNNING").await?;
+    turns::start_turn(
         app,
         core,
         &session,
@@ -135,7 +136,7 @@ pub async fn seed(app: &App) -> Result<Vec<String>, ApiError> {
         "Deploy a preview of the current branch.",
     )
     .await?;
-    actions::ask_permission(
+    questions::ask_permission(
         app,
         core,
         &session,
@@ -154,7 +155,7 @@ pub async fn reset(app: &App) -> ApiResult<(Vec<String>, Vec<String>)> {
     let mut deleted = Vec::new();
     for task in app.storage.unarchived_tasks().await? {
         let sessions = app.storage.sessions_of_task(&task.id).await?;
-        match actions::delete_task(app, &task.id).await {
+        match sessions::delete_task(app, &task.id).await {
             Ok(()) => deleted.push(task.id),
             // Deleted meanwhile by another request: nothing left to do for it.
             Err(error) if error.status == axum::http::StatusCode::NOT_FOUND => continue,

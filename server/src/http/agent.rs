@@ -1,6 +1,7 @@
-//! [`SimAgent`], the simulated agent's runtime (see [`super`]): the waiters, resumes and
-//! executions the services ask about, and the continuations a respond records. Deterministic, in
-//! memory, lost on a (simulated) restart. A leaf: it imports no module of `http`.
+//! [`SimAgent`], the simulated agent's runtime (see [`sim`](super::sim)): the waiters, resumes
+//! and executions the services ask about, and the continuations a respond records. Deterministic,
+//! in memory, lost on a (simulated) restart. [`app`](super::app) holds it; the simulator's writes
+//! and routes use it. A leaf: it imports no module of `http`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
