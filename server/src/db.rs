@@ -1,5 +1,6 @@
 //! The database handle: SQLite (default) or PostgreSQL, one SQL text for both, with the versioned
-//! migrations of `server/migrations/` embedded in the binary.
+//! migrations of `server/migrations/` embedded in the binary (run by maintained runners:
+//! sqlx's migrator on PostgreSQL, `rusqlite_migration` on SQLite).
 //!
 //! **SQLite** is one `rusqlite` connection behind an async mutex, run on the calling task: a
 //! statement costs what SQLite itself costs (a few microseconds for an indexed read), with no
@@ -17,7 +18,7 @@
 //! | module | what |
 //! |---|---|
 //! | this file | [`Db`] and [`Conn`]: the connection handles, transactions |
-//! | `migrate` | the embedded migration list, PostgreSQL's migration source, the SQLite runner |
+//! | `migrate` | the embedded migration list, fed to sqlx's migrator (PostgreSQL) and `rusqlite_migration` (SQLite) |
 //! | `sqlite` | opening the SQLite connection |
 //! | `pg` | PostgreSQL: the pool of typed connections |
 //! | `args` | arguments, rows and columns |
@@ -105,13 +106,14 @@ impl Db {
         Db::connect("sqlite::memory:").await
     }
 
-    /// Runs the pending migrations (idempotent; PostgreSQL serializes concurrent runners with an
-    /// advisory lock). SQLite keeps sqlx's bookkeeping (`_sqlx_migrations`, same checksums), so a
-    /// database migrated by an earlier build is recognized.
+    /// Runs the pending migrations (idempotent). PostgreSQL: sqlx's migrator (its
+    /// `_sqlx_migrations` table, checksums; concurrent runners serialized by an advisory lock).
+    /// SQLite: `rusqlite_migration` (the version in `user_version`; a database from a build that
+    /// kept a `_sqlx_migrations` table was recreated when it was opened, `db/migrate.rs`).
     pub async fn migrate(&self) -> Result<()> {
         match self.handle.as_ref() {
             Handle::Postgres(pool) => {
-                let migrator = Migrator::new(Embedded(Backend::Postgres)).await?;
+                let migrator = Migrator::new(Embedded).await?;
                 let mut held = pool.acquire().await?;
                 let ran = migrator.run_direct(held.start()?).await;
                 held.finished(ran.is_ok());
