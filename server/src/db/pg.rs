@@ -250,3 +250,26 @@ impl Drop for Held {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::PG_CONNECTIONS;
+
+    /// The configuration the module docs promise, without a server (nothing is opened before a
+    /// checkout); a closed pool checks nothing out.
+    #[tokio::test]
+    async fn the_pool_never_tests_a_checkout_and_bounds_lifetimes() {
+        let pool = Pool::new("postgres://tp@127.0.0.1:1/none", PG_CONNECTIONS).unwrap();
+        let config = pool.pool.config();
+        assert_eq!(usize::try_from(config.max_size).unwrap(), PG_CONNECTIONS);
+        assert!(!config.test_on_check_out, "no ping on checkout");
+        assert_eq!(config.max_lifetime, Some(PG_MAX_LIFETIME));
+        assert_eq!(config.idle_timeout, Some(PG_IDLE_TIMEOUT));
+        assert_eq!(config.connection_timeout, PG_ACQUIRE_TIMEOUT);
+        assert_eq!(config.min_idle, None, "opened on demand");
+        assert_eq!(pool.pool.state().connections, 0);
+        pool.close().await;
+        assert!(matches!(pool.acquire().await, Err(sqlx::Error::PoolClosed)));
+    }
+}
