@@ -215,7 +215,7 @@ mod tests {
     async fn a_database_with_the_old_bookkeeping_is_recreated() {
         let (url, path) = temp_url();
         {
-            // What an earlier build left: its tables, rows and `_sqlx_migrations`, in WAL mode.
+            // What an earlier build left: every migration applied, a row, `_sqlx_migrations`, WAL.
             let conn = rusqlite::Connection::open(&path).unwrap();
             conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
                 .unwrap();
@@ -226,7 +226,9 @@ mod tests {
                  INSERT INTO _sqlx_migrations VALUES (1, 'schema', TRUE, x'00', 1);",
             )
             .unwrap();
-            conn.execute_batch(SCHEMA).unwrap();
+            for &(_, _, sqlite, _) in MIGRATIONS {
+                conn.execute_batch(sqlite).unwrap();
+            }
             conn.execute_batch("INSERT INTO meta (key, value) VALUES ('old', 'row')")
                 .unwrap();
         }
