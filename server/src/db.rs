@@ -1,14 +1,17 @@
 //! The database handle: SQLite (default) or PostgreSQL, one SQL text for both, with the versioned
-//! migrations of `server/migrations/` embedded in the binary.
+//! migrations of `server/migrations/` embedded in the binary (run by maintained runners:
+//! sqlx's migrator on PostgreSQL, `rusqlite_migration` on SQLite).
 //!
 //! **SQLite** is one `rusqlite` connection behind an async mutex, run on the calling task: a
 //! statement costs what SQLite itself costs (a few microseconds for an indexed read), with no
 //! worker thread to hand it to and no pool to check a connection out of. SQLite has one writer
 //! anyway, and one connection keeps its page cache warm (in WAL mode every write by another
 //! connection would discard it). Statements are prepared once per text and kept
-//! ([`SQLITE_STATEMENT_CACHE`]). **PostgreSQL** is a pool of typed sqlx connections of our own
-//! (`db/pg.rs`: sqlx's pool pinged the server on every release, a second round trip per
-//! statement); several instances share the database.
+//! ([`SQLITE_STATEMENT_CACHE`]). **PostgreSQL** is typed sqlx connections in a `bb8` pool
+//! (`db/pg.rs`; sqlx's own pool pinged the server on every release, a second round trip per
+//! statement): at most [`PG_CONNECTIONS`], none pinged on checkout or release, a connection back
+//! only in a known state, each closed after [`PG_MAX_LIFETIME`] or [`PG_IDLE_TIMEOUT`] idle;
+//! several instances share the database.
 //!
 //! Statements are built with [`query`] / [`query_scalar`] (`$n` parameters, as sqlx writes them)
 //! and run on a [`Db`] (one statement) or a held [`Conn`] (several statements; a transaction with
@@ -17,9 +20,9 @@
 //! | module | what |
 //! |---|---|
 //! | this file | [`Db`] and [`Conn`]: the connection handles, transactions |
-//! | `migrate` | the embedded migration list, PostgreSQL's migration source, the SQLite runner |
+//! | `migrate` | the embedded migration list, fed to sqlx's migrator (PostgreSQL) and `rusqlite_migration` (SQLite) |
 //! | `sqlite` | opening the SQLite connection |
-//! | `pg` | PostgreSQL: the pool of typed connections |
+//! | `pg` | PostgreSQL: typed connections in a `bb8` pool, what state each was left in |
 //! | `args` | arguments, rows and columns |
 //! | `query` | statements ([`query`], [`query_scalar`]) and the statement counter |
 
@@ -53,6 +56,13 @@ pub enum Backend {
 
 /// Connections one instance keeps to PostgreSQL at most.
 pub const PG_CONNECTIONS: usize = 8;
+/// How long a checkout waits for a PostgreSQL connection (a free one, or a new one opened).
+pub const PG_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+/// A PostgreSQL connection older than this is closed when released or idle (the server frees
+/// what a long-lived session accumulated; a restarted or failed-over server is reconnected to).
+pub const PG_MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+/// A PostgreSQL connection idle this long is closed (after a burst, the pool shrinks back).
+pub const PG_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// Prepared statements an SQLite connection keeps (the server has about fifty distinct texts).
 pub const SQLITE_STATEMENT_CACHE: usize = 256;
@@ -62,7 +72,7 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 enum Handle {
     Sqlite(Arc<Mutex<rusqlite::Connection>>),
-    Postgres(Arc<pg::Pool>),
+    Postgres(pg::Pool),
 }
 
 /// A database handle. Cheap to clone.
@@ -87,8 +97,7 @@ impl Db {
     /// `postgres://user@host:port/db`.
     pub async fn connect(url: &str) -> Result<Db> {
         let handle = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            let pool = pg::Pool::new(url, PG_CONNECTIONS, Duration::from_secs(30))?;
-            Handle::Postgres(Arc::new(pool))
+            Handle::Postgres(pg::Pool::new(url, PG_CONNECTIONS)?)
         } else {
             Handle::Sqlite(Arc::new(Mutex::new(open_sqlite(url)?)))
         };
@@ -105,13 +114,14 @@ impl Db {
         Db::connect("sqlite::memory:").await
     }
 
-    /// Runs the pending migrations (idempotent; PostgreSQL serializes concurrent runners with an
-    /// advisory lock). SQLite keeps sqlx's bookkeeping (`_sqlx_migrations`, same checksums), so a
-    /// database migrated by an earlier build is recognized.
+    /// Runs the pending migrations (idempotent). PostgreSQL: sqlx's migrator (its
+    /// `_sqlx_migrations` table, checksums; concurrent runners serialized by an advisory lock).
+    /// SQLite: `rusqlite_migration` (the version in `user_version`; a database from a build that
+    /// kept a `_sqlx_migrations` table was recreated when it was opened, `db/migrate.rs`).
     pub async fn migrate(&self) -> Result<()> {
         match self.handle.as_ref() {
             Handle::Postgres(pool) => {
-                let migrator = Migrator::new(Embedded(Backend::Postgres)).await?;
+                let migrator = Migrator::new(Embedded).await?;
                 let mut held = pool.acquire().await?;
                 let ran = migrator.run_direct(held.start()?).await;
                 held.finished(ran.is_ok());
@@ -195,7 +205,7 @@ enum Held {
         open: bool,
     },
     /// A PostgreSQL connection, in a transaction when [`Db::begin`] opened it (dropped
-    /// uncommitted, the pool rolls it back: `db/pg.rs`).
+    /// uncommitted, it is rolled back on a task before it goes back to the pool: `db/pg.rs`).
     Postgres(pg::Held),
 }
 
@@ -228,7 +238,7 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        // PostgreSQL's pool rolls its own back when the connection drops (`db/pg.rs`); SQLite's
+        // A PostgreSQL connection rolls its own back when dropped (`db/pg.rs`); SQLite's
         // transaction is rolled back here.
         if let Some(Held::Sqlite { conn, open: true }) = &self.held {
             if let Err(error) = conn.execute_batch("ROLLBACK") {

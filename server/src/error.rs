@@ -11,6 +11,8 @@ pub enum ServerError {
     Sqlite(#[from] rusqlite::Error),
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("SQLite migration error: {0}")]
+    SqliteMigrate(#[from] rusqlite_migration::Error),
     /// The stored epoch is not a canonical positive integer (SPEC §5); the value is left as is.
     #[error(
         "meta.projection_epoch holds {stored:?}, not a canonical positive integer: refusing to \

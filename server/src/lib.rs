@@ -10,7 +10,7 @@
 //!
 //! | module | what | SPEC |
 //! |---|---|---|
-//! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (a pool of typed sqlx connections, `db/pg.rs`); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations | — |
+//! | [`db`] | SQLite (one `rusqlite` connection, called on the task) or PostgreSQL (typed sqlx connections in a `bb8` pool, `db/pg.rs`); `query`/`query_scalar` with `$n` arguments for both; embedded versioned migrations (sqlx's migrator on PostgreSQL, `rusqlite_migration` on SQLite) | — |
 //! | [`storage`] | typed rows; rows implement the rule views; [`storage::connect`]: a database migrated and backfilled for the services | §1 |
 //! | [`revision`] | durable epoch, sequence reserved before each read | §5 |
 //! | [`projection`] | per-session/per-task action, message-event projection | §2, §4 |

@@ -1,22 +1,27 @@
-//! The embedded migrations (`server/migrations/`, one list for both backends) and their runners:
-//! an sqlx migration source for PostgreSQL's migrator, and the SQLite runner, which keeps sqlx's
-//! bookkeeping (`_sqlx_migrations`, same checksums).
+//! The embedded migrations (`server/migrations/`, one list for both backends) and their runners,
+//! both maintained libraries: PostgreSQL runs them through sqlx's migrator (an sqlx migration
+//! source here; sqlx keeps its `_sqlx_migrations` table on PostgreSQL), SQLite through
+//! `rusqlite_migration`, which records the schema version in SQLite's `user_version` and applies
+//! the pending migrations in one transaction.
+//!
+//! An SQLite database made by an earlier build kept an imitation of sqlx's bookkeeping (a
+//! `_sqlx_migrations` table). Such a database (a demo database) is recreated empty when it is
+//! opened ([`recreate_old_bookkeeping`]), then migrated from the first migration.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Instant;
 
+use rusqlite::config::DbConfig;
+use rusqlite_migration::{Migrations, M};
 use sqlx::migrate::{Migration, MigrationSource, MigrationType};
 
-use crate::error::{Result, ServerError};
-
-use super::Backend;
+use crate::error::Result;
 
 /// The versioned migrations, in order: version, description, and the SQL for SQLite and for
-/// PostgreSQL (the same text unless a backend needs its own). Each runs once per database
-/// (the `_sqlx_migrations` table records it, with its checksum); a released file is never
-/// edited, a change is a new file.
+/// PostgreSQL (the same text unless a backend needs its own). Versions are 1, 2, … in order
+/// (SQLite's `user_version` is the number applied). Each runs once per database; a released file
+/// is never edited (PostgreSQL checks its checksum), a change is a new file.
 pub(super) const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
     (1, "schema", SCHEMA, SCHEMA),
     (2, "task title", TASK_TITLE, TASK_TITLE),
@@ -55,28 +60,25 @@ const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn
 const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
 const TURN_PARTIAL: &str = include_str!("../../migrations/0007_turn_partial_indexes.sql");
 
-fn migrations(backend: Backend) -> Vec<Migration> {
+/// PostgreSQL's migrations as sqlx's migrator takes them.
+fn postgres_migrations() -> Vec<Migration> {
     MIGRATIONS
         .iter()
-        .map(|&(version, description, sqlite, postgres)| {
-            let sql = match backend {
-                Backend::Sqlite => sqlite,
-                Backend::Postgres => postgres,
-            };
+        .map(|&(version, description, _, postgres)| {
             Migration::new(
                 version,
                 Cow::Borrowed(description),
                 MigrationType::Simple,
-                Cow::Borrowed(sql),
+                Cow::Borrowed(postgres),
                 false,
             )
         })
         .collect()
 }
 
-/// The embedded migrations of one backend as an sqlx migration source (PostgreSQL).
+/// The embedded PostgreSQL migrations as an sqlx migration source.
 #[derive(Debug)]
-pub(super) struct Embedded(pub(super) Backend);
+pub(super) struct Embedded;
 
 type BoxDynError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -85,66 +87,49 @@ impl<'s> MigrationSource<'s> for Embedded {
         self,
     ) -> Pin<Box<dyn Future<Output = std::result::Result<Vec<Migration>, BoxDynError>> + Send + 's>>
     {
-        Box::pin(async move { Ok(migrations(self.0)) })
+        Box::pin(async { Ok(postgres_migrations()) })
     }
 }
 
+/// SQLite's migrations, in order (the `n`th sets `user_version` to `n`).
+fn sqlite_migrations() -> Migrations<'static> {
+    Migrations::new(
+        MIGRATIONS
+            .iter()
+            .map(|&(_, _, sqlite, _)| M::up(sqlite))
+            .collect(),
+    )
+}
+
+/// Applies the pending SQLite migrations (none: nothing written).
 pub(super) fn migrate_sqlite(conn: &mut rusqlite::Connection) -> Result<()> {
-    let failed = |detail: String| ServerError::Invalid(format!("migration: {detail}"));
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS _sqlx_migrations ( \
-         version BIGINT PRIMARY KEY, description TEXT NOT NULL, \
-         installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, \
-         checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)",
-    )?;
-    let dirty: Option<i64> = conn
-        .query_row(
-            "SELECT version FROM _sqlx_migrations WHERE success = false ORDER BY version LIMIT 1",
-            [],
-            |row| row.get(0),
-        )
-        .map(Some)
-        .or_else(|error| match error {
-            rusqlite::Error::QueryReturnedNoRows => Ok(None),
-            other => Err(other),
-        })?;
-    if let Some(version) = dirty {
-        return Err(failed(format!(
-            "migration {version} was partially applied; fix and remove it from _sqlx_migrations"
-        )));
-    }
-    let applied: Vec<(i64, Vec<u8>)> = {
-        let mut statement =
-            conn.prepare("SELECT version, checksum FROM _sqlx_migrations ORDER BY version")?;
-        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
-        rows.collect::<rusqlite::Result<_>>()?
-    };
-    for migration in migrations(Backend::Sqlite) {
-        if let Some((_, checksum)) = applied.iter().find(|(v, _)| *v == migration.version) {
-            if checksum.as_slice() != migration.checksum.as_ref() {
-                return Err(failed(format!(
-                    "migration {} was applied with other contents",
-                    migration.version
-                )));
-            }
-            continue;
-        }
-        let started = Instant::now();
-        let tx = conn.transaction()?;
-        tx.execute_batch(&migration.sql)?;
-        tx.execute(
-            "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
-             execution_time) VALUES (?1, ?2, TRUE, ?3, ?4)",
-            rusqlite::params![
-                migration.version,
-                migration.description.as_ref(),
-                migration.checksum.as_ref(),
-                i64::try_from(started.elapsed().as_nanos()).unwrap_or(i64::MAX),
-            ],
-        )?;
-        tx.commit()?;
-    }
+    sqlite_migrations().to_latest(conn)?;
     Ok(())
+}
+
+/// Recreates an SQLite database that an earlier build migrated (it has the `_sqlx_migrations`
+/// table that build kept): SQLite's own reset (`SQLITE_DBCONFIG_RESET_DATABASE` and `VACUUM`)
+/// empties it in one step, file, WAL and all, so the migrations then start from the first. Called
+/// before the connection switches to WAL. Returns whether it did.
+pub(super) fn recreate_old_bookkeeping(conn: &rusqlite::Connection) -> Result<bool> {
+    let old: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' \
+         AND name = '_sqlx_migrations')",
+        [],
+        |row| row.get(0),
+    )?;
+    if !old {
+        return Ok(false);
+    }
+    tracing::warn!(
+        "this SQLite database was made by an earlier build (a _sqlx_migrations table): \
+         recreating it empty"
+    );
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_RESET_DATABASE, true)?;
+    let reset = conn.execute_batch("VACUUM");
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_RESET_DATABASE, false)?;
+    reset?;
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -152,33 +137,123 @@ mod tests {
     use super::super::{query, query_scalar, Db};
     use super::*;
 
+    fn temp_url() -> (String, String) {
+        let path = std::env::temp_dir()
+            .join(format!("tp-migrate-{}.db", uuid::Uuid::new_v4().simple()))
+            .display()
+            .to_string();
+        (format!("sqlite:{path}?mode=rwc"), path)
+    }
+
+    fn remove(path: &str) {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{path}{suffix}"));
+        }
+    }
+
+    async fn user_version(db: &Db) -> i64 {
+        query_scalar("SELECT user_version FROM pragma_user_version")
+            .fetch_one(db)
+            .await
+            .unwrap()
+    }
+
+    #[test]
+    fn versions_are_consecutive_and_every_migration_applies() {
+        for (index, &(version, ..)) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(usize::try_from(version).unwrap(), index + 1);
+        }
+        sqlite_migrations().validate().unwrap();
+        assert_eq!(postgres_migrations().len(), MIGRATIONS.len());
+    }
+
     #[tokio::test]
-    async fn migrations_run_once_and_are_recognized_again() {
-        let dir =
-            std::env::temp_dir().join(format!("tp-migrate-{}.db", uuid::Uuid::new_v4().simple()));
-        let url = format!("sqlite:{}?mode=rwc", dir.display());
-        let db = Db::connect(&url).await.unwrap();
-        let versions: Vec<i64> = query_scalar("SELECT version FROM _sqlx_migrations")
-            .fetch_all(&db)
+    async fn a_fresh_database_migrates_to_the_latest_version() {
+        let db = Db::memory().await.unwrap();
+        assert_eq!(
+            usize::try_from(user_version(&db).await).unwrap(),
+            MIGRATIONS.len()
+        );
+        let old: i64 =
+            query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = '_sqlx_migrations'")
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        assert_eq!(old, 0, "no imitation of sqlx's bookkeeping");
+        // The schema is there.
+        query("SELECT COUNT(*) FROM meta")
+            .execute(&db)
             .await
             .unwrap();
-        assert_eq!(versions.len(), MIGRATIONS.len());
+    }
+
+    #[tokio::test]
+    async fn connecting_twice_is_a_no_op() {
+        let (url, path) = temp_url();
+        let db = Db::connect(&url).await.unwrap();
+        query("INSERT INTO meta (key, value) VALUES ('kept', 'yes')")
+            .execute(&db)
+            .await
+            .unwrap();
         drop(db);
         let again = Db::connect(&url).await.unwrap();
-        let count: i64 = query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+        assert_eq!(
+            usize::try_from(user_version(&again).await).unwrap(),
+            MIGRATIONS.len()
+        );
+        let kept: String = query_scalar("SELECT value FROM meta WHERE key = 'kept'")
             .fetch_one(&again)
             .await
             .unwrap();
-        assert_eq!(usize::try_from(count).unwrap(), MIGRATIONS.len());
-        // A changed migration text is refused.
-        query("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = 1")
-            .execute(&again)
+        assert_eq!(kept, "yes");
+        again.migrate().await.unwrap();
+        drop(again);
+        remove(&path);
+    }
+
+    #[tokio::test]
+    async fn a_database_with_the_old_bookkeeping_is_recreated() {
+        let (url, path) = temp_url();
+        {
+            // What an earlier build left: every migration applied, a row, `_sqlx_migrations`, WAL.
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                .unwrap();
+            conn.execute_batch(
+                "CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, \
+                 description TEXT NOT NULL, success BOOLEAN NOT NULL, checksum BLOB NOT NULL, \
+                 execution_time BIGINT NOT NULL); \
+                 INSERT INTO _sqlx_migrations VALUES (1, 'schema', TRUE, x'00', 1);",
+            )
+            .unwrap();
+            for &(_, _, sqlite, _) in MIGRATIONS {
+                conn.execute_batch(sqlite).unwrap();
+            }
+            conn.execute_batch("INSERT INTO meta (key, value) VALUES ('old', 'row')")
+                .unwrap();
+        }
+        let db = Db::connect(&url).await.unwrap();
+        let old: i64 =
+            query_scalar("SELECT COUNT(*) FROM sqlite_master WHERE name = '_sqlx_migrations'")
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        assert_eq!(old, 0);
+        let rows: i64 = query_scalar("SELECT COUNT(*) FROM meta WHERE key = 'old'")
+            .fetch_one(&db)
             .await
             .unwrap();
-        drop(again);
-        assert!(Db::connect(&url).await.is_err());
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", dir.display()));
-        }
+        assert_eq!(rows, 0, "recreated empty");
+        assert_eq!(
+            usize::try_from(user_version(&db).await).unwrap(),
+            MIGRATIONS.len()
+        );
+        let mode: String = query_scalar("SELECT journal_mode FROM pragma_journal_mode")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+        assert_eq!(mode, "wal");
+        drop(db);
+        remove(&path);
     }
 }

@@ -1,7 +1,9 @@
-//! Opening the one SQLite connection: the URL as an SQLite URI, foreign keys, WAL.
+//! Opening the one SQLite connection: the URL as an SQLite URI, foreign keys, WAL; a database made
+//! by an earlier build is recreated first (`migrate::recreate_old_bookkeeping`).
 
 use crate::error::Result;
 
+use super::migrate::recreate_old_bookkeeping;
 use super::{SQLITE_BUSY_TIMEOUT, SQLITE_STATEMENT_CACHE};
 
 /// Where an SQLite URL points: `sqlite::memory:`, or a file with SQLite's URI parameters
@@ -28,7 +30,8 @@ pub(super) fn sqlite_target(url: &str) -> Option<String> {
 /// Opens the one SQLite connection: foreign keys on (as sqlx did), WAL with
 /// `synchronous = NORMAL` for a file (a commit is a WAL append, synced at checkpoints: durable
 /// when the process dies, a power loss may drop the last commits, never corrupts; the epoch
-/// change syncs itself, server/src/revision.rs).
+/// change syncs itself, server/src/revision.rs). A file an earlier build migrated (its
+/// `_sqlx_migrations` table) is emptied first; the caller then runs the migrations.
 pub(super) fn open_sqlite(url: &str) -> Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
     let target = sqlite_target(url);
@@ -46,6 +49,7 @@ pub(super) fn open_sqlite(url: &str) -> Result<rusqlite::Connection> {
     conn.set_prepared_statement_cache_capacity(SQLITE_STATEMENT_CACHE);
     conn.execute_batch("PRAGMA foreign_keys = ON")?;
     if target.is_some() {
+        recreate_old_bookkeeping(&conn)?;
         // Persistent in the file; a read-only or busy database keeps its journal.
         if let Err(error) = conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
             tracing::warn!(%error, "could not switch SQLite to WAL; keeping its journal");

@@ -56,7 +56,10 @@ impl From<ServerError> for ApiError {
             ServerError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
             ServerError::Invalid(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             ServerError::CorruptRow { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "corrupt_row"),
-            ServerError::Database(_) | ServerError::Sqlite(_) | ServerError::Migrate(_) => {
+            ServerError::Database(_)
+            | ServerError::Sqlite(_)
+            | ServerError::Migrate(_)
+            | ServerError::SqliteMigrate(_) => {
                 (StatusCode::INTERNAL_SERVER_ERROR, "database_error")
             }
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
