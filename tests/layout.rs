@@ -11,7 +11,8 @@
 //!   (lines that are neither blank nor comments, before the file's `#[cfg(test)]` module).
 //! - **The reference server's HTTP adapter follows its documented order** (`server/src/http`:
 //!   each module imports only modules listed before it in the "Dependency order" of its
-//!   `mod.rs`, exactly the ones listed; no module reaches a directory module).
+//!   `mod.rs`, exactly the ones listed; no module reaches `http` itself or a directory module
+//!   such as `sim`, which only declares its modules).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -535,4 +536,138 @@ fn no_source_file_over_the_bound() {
         "files over {MAX_LOGIC_LINES} lines of logic (split them by concern):\n{}",
         over.join("\n")
     );
+}
+
+/// A module of `server/src/http` by its path below `http` (`http` itself for `[]`).
+fn http_name(module: &[String]) -> String {
+    if module.is_empty() {
+        "http".to_owned()
+    } else {
+        module.join("::")
+    }
+}
+
+#[test]
+fn server_http_modules_follow_the_documented_order() {
+    let http_dir = workspace().join("server/src/http");
+    let mut files = BTreeMap::new();
+    modules(&http_dir, &[], &mut files);
+    let all: BTreeSet<Module> = files.keys().cloned().collect();
+    // Directory modules: `http` itself and `sim`.
+    let directories: BTreeSet<Module> = all
+        .iter()
+        .filter(|m| {
+            all.iter()
+                .any(|other| other.len() > m.len() && other.starts_with(m))
+        })
+        .cloned()
+        .collect();
+
+    // The documented order: "//! N. `module`: dep, dep" (or "—"), maybe "(a note)" after.
+    let root = fs::read_to_string(http_dir.join("mod.rs")).expect("read http/mod.rs");
+    let mut order: Vec<String> = Vec::new();
+    let mut documented: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in root.lines() {
+        let Some(item) = line.strip_prefix("//! ") else {
+            continue;
+        };
+        let Some((number, rest)) = item.split_once(". `") else {
+            continue;
+        };
+        if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let (module, deps) = rest.split_once("`:").expect("`module`: deps");
+        // A note in parentheses after the list is not a module.
+        let deps = deps.split('(').next().unwrap_or_default();
+        let deps: BTreeSet<String> = deps
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty() && *d != "—")
+            .map(str::to_owned)
+            .collect();
+        order.push(module.to_owned());
+        documented.insert(module.to_owned(), deps);
+    }
+    assert!(!order.is_empty(), "no dependency order in http/mod.rs");
+
+    // Every file module is in the list once, the directory modules are not.
+    let listed: BTreeSet<String> = order.iter().cloned().collect();
+    assert_eq!(
+        listed.len(),
+        order.len(),
+        "a module listed twice: {order:?}"
+    );
+    let expected: BTreeSet<String> = all
+        .iter()
+        .filter(|m| !directories.contains(*m))
+        .map(|m| http_name(m))
+        .collect();
+    assert_eq!(
+        listed, expected,
+        "the list in http/mod.rs and the files differ"
+    );
+
+    // A directory module other than the root only declares its modules.
+    for module in directories.iter().filter(|m| !m.is_empty()) {
+        let code = code_only(&fs::read_to_string(&files[module]).expect("read"));
+        for line in code.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            assert!(
+                line.starts_with("pub mod ") || line.starts_with("mod "),
+                "{} holds more than module declarations: {line:?}",
+                http_name(module)
+            );
+        }
+    }
+
+    // What each module reaches.
+    let mut problems = Vec::new();
+    let position = |m: &str| order.iter().position(|o| o == m);
+    for (module, file) in &files {
+        if directories.contains(module) {
+            continue;
+        }
+        let code = code_only(&fs::read_to_string(file).expect("read"));
+        let mut reached = BTreeSet::new();
+        let mut absolute = vec!["http".to_owned()];
+        absolute.extend(module.iter().cloned());
+        for (base, path) in paths_in(&code, &absolute) {
+            // Only paths into `http` (the crate's other modules are not in this order).
+            let full: Vec<String> = base.into_iter().chain(path.iter().cloned()).collect();
+            let Some(("http", below)) = full.split_first().map(|(h, b)| (h.as_str(), b)) else {
+                continue;
+            };
+            let target = resolve(&all, Vec::new(), below);
+            if &target == module {
+                continue;
+            }
+            if directories.contains(&target) {
+                problems.push(format!(
+                    "{} reaches the directory module {} ({}): import the module it means",
+                    http_name(module),
+                    http_name(&target),
+                    path.join("::")
+                ));
+                continue;
+            }
+            reached.insert(http_name(&target));
+        }
+        let me = http_name(module);
+        let mine = position(&me).expect("listed");
+        for dep in &reached {
+            match position(dep) {
+                Some(at) if at < mine => {}
+                _ => problems.push(format!("{me} imports {dep}, which is not listed before it")),
+            }
+        }
+        if documented.get(&me) != Some(&reached) {
+            let shown: Vec<&str> = reached.iter().map(String::as_str).collect();
+            problems.push(format!(
+                "{me} imports {{{}}}, http/mod.rs lists {:?}",
+                shown.join(", "),
+                documented.get(&me)
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

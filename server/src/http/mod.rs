@@ -27,8 +27,8 @@
 //! No two modules import each other, directly or through others: each imports (`use`, or a path
 //! in the code) only modules listed before it, leaves first, and none imports this file's items
 //! or `sim`'s (`sim/mod.rs` only declares its modules). Every module's direct imports of
-//! `http` follow the colon; `server/tests/server_layout.rs` reads the sources and checks this list
-//! (order, and each module's imports exactly as listed).
+//! `http` follow the colon; the workspace's `tests/layout.rs` reads the sources and checks this
+//! list (order, and each module's imports exactly as listed).
 //!
 //! 1. `error`: —
 //! 2. `hub`: —
