@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 use task_projection::rules::turn::CurrentTurn;
 use task_projection::store::{Navigation, ProjectionStore, Reason};
+use task_projection::wire::shape::{Node, Shape, SNAPSHOT};
 use task_projection::wire::store_api::{self as api, Answer, CallError, Outcome};
 use task_projection::wire::Json;
 use task_projection::WireError;
@@ -211,12 +212,16 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 /// SPEC §12 over every store scenario, after every step: the store's snapshot (as JSON text,
 /// parsed back) hydrates into a store with the same digest, the same answers and explanations
 /// for every id the case names, and the same snapshot again (a fixpoint: the state, the
-/// removals, the rejections, the stream position and the answers all survive).
+/// removals, the rejections, the stream position and the answers all survive). And the snapshot
+/// is the shape `src/wire/shape.rs` describes (`SNAPSHOT`, from which its TypeScript declaration
+/// and the reader's schema come): no key the description lacks, and over all the steps every key
+/// it lists written at least once.
 #[test]
 fn every_store_scenario_hydrates_equal_at_every_step() {
     let file = load();
     let payload = |p: &Value, out: &mut String| out.push_str(&p.to_string());
     let mut checked = 0usize;
+    let mut written: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for case in &file.cases {
         let mut store = Store::new();
         let mut saved: HashMap<String, Value> = HashMap::new();
@@ -243,6 +248,9 @@ fn every_store_scenario_hydrates_equal_at_every_step() {
             let text = api::dehydrate(&store, &Json::ABSENT, payload).unwrap();
             let parsed: Value = serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("{}: step {n}: not JSON ({e}): {text}", case.name));
+            if let Err(problem) = conforms(&parsed, &SNAPSHOT, "snapshot", &mut written) {
+                panic!("{}: step {n}: {problem}\n{text}", case.name);
+            }
             let hydrated: Store = api::hydrate(&Json::new(&parsed), &Json::ABSENT, payload_of)
                 .unwrap_or_else(|e| panic!("{}: step {n}: {e}\n{text}", case.name));
             let at = format!("{}: step {n} ({})", case.name, step.call);
@@ -267,6 +275,74 @@ fn every_store_scenario_hydrates_equal_at_every_step() {
         file.cases.len()
     );
     assert!(checked > 500, "{checked}");
+    let mut described = std::collections::BTreeSet::new();
+    keys_of(&SNAPSHOT, "snapshot", &mut described);
+    let never: Vec<&String> = described.difference(&written).collect();
+    assert!(
+        never.is_empty(),
+        "keys src/wire/shape.rs describes that no snapshot wrote: {never:?}"
+    );
+}
+
+/// Whether `value` (an object) has only keys `shape` describes, recursively; each key seen is
+/// recorded as `path.key`.
+fn conforms(
+    value: &Value,
+    shape: &Shape,
+    path: &str,
+    seen: &mut std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    let Value::Object(map) = value else {
+        return Err(format!("{path}: not an object"));
+    };
+    for (key, field) in map {
+        let Some(described) = shape.fields().find(|f| f.key == key) else {
+            return Err(format!("{path}.{key}: not in src/wire/shape.rs"));
+        };
+        let at = format!("{path}.{key}");
+        seen.insert(at.clone());
+        conforms_node(field, &described.node, &at, seen)?;
+    }
+    Ok(())
+}
+
+fn conforms_node(
+    value: &Value,
+    node: &Node,
+    path: &str,
+    seen: &mut std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    match (node, value) {
+        (_, Value::Null) => Ok(()),
+        (Node::Object(shape), _) => conforms(value, shape, path, seen),
+        (Node::Array(of), Value::Array(items)) => items
+            .iter()
+            .try_for_each(|item| conforms_node(item, of, &format!("{path}[]"), seen)),
+        (Node::Array(_), _) => Err(format!("{path}: not an array")),
+        // A kept summary is the caller's own object; `answers` is declared, not read back.
+        (Node::Kept(_) | Node::Ignored, _) => Ok(()),
+        (Node::Leaf, Value::Object(_)) => {
+            Err(format!("{path}: an object where a leaf is described"))
+        }
+        (Node::Leaf, _) => Ok(()),
+    }
+}
+
+/// Every key `shape` describes, as `path.key` (objects inside arrays as `path.key[]`).
+fn keys_of(shape: &Shape, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    for field in shape.fields() {
+        let at = format!("{path}.{}", field.key);
+        out.insert(at.clone());
+        let mut node = &field.node;
+        let mut inner = at;
+        while let Node::Array(of) = node {
+            node = of;
+            inner.push_str("[]");
+        }
+        if let Node::Object(shape) = node {
+            keys_of(shape, &inner, out);
+        }
+    }
 }
 
 fn payload_of(json: Json<'_>) -> Value {
