@@ -7,10 +7,10 @@
 //!
 //! A [`Recorder`] is fed by the caller after each input the store accepted ([`record`]): the
 //! call's name and its arguments as the store received them, each written by the schema of
-//! what the decoders read of it (the schemas of `src/wire/shape.rs`, [`Node`]: ids, types, statuses, turn
-//! ids, timestamps, revisions, pending ids, question totals; never message text, answers or a
-//! summary's prose), then the answers of every held session and task that differ from the last
-//! ones written. Lines live in a ring bounded by `maxBytes`; the oldest are dropped and counted
+//! what the decoders read of it (the schemas of `src/wire/shape.rs`, [`Node`]: ids, types,
+//! statuses, turn ids, timestamps, revisions, pending ids, question totals; never message text,
+//! answers or a summary's prose), then the answers of every held session and task that differ
+//! from the last ones written. Lines live in a ring bounded by `maxBytes`; the oldest are dropped and counted
 //! in the trace's header.
 //!
 //! Every line applies on its own ([`apply`]: one public API call), so a replay can deliver them
@@ -107,7 +107,7 @@ pub fn schema(call: &str) -> Option<&'static [Node]> {
     })
 }
 
-// ---- JSON, written as the JS recorder writes it (crate::json, numbers by `number`) --------------------------------------------
+// ---- JSON, as the JS recorder writes it (crate::json; numbers by `number`) ------------------
 
 /// A number as JSON: integers exactly (below 2^64), other finite numbers with up to 17
 /// fractional digits, `null` for what JSON cannot hold. (`js/trace.js` `number` is the same

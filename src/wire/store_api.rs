@@ -15,6 +15,16 @@ pub fn id<W: Wire>(value: &W, name: &'static str) -> Result<String, WireError> {
     decode::string(value, &Path::Root(name))
 }
 
+/// The `(taskId, preferredSessionId?)` arguments of `pendingOwner` and `explainOwner`.
+pub fn owner_args<W: Wire>(
+    task_id: &W,
+    preferred: &W,
+) -> Result<(String, Option<String>), WireError> {
+    let task_id = id(task_id, "taskId")?;
+    let preferred = decode::optional_string(preferred, &Path::Root("preferredSessionId"))?;
+    Ok((task_id, preferred))
+}
+
 /// `applySessionList(taskId, sessions)`.
 pub fn apply_session_list<W: Wire, P: Clone>(
     store: &mut ProjectionStore<P>,
@@ -518,8 +528,7 @@ pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
             answer((Answer::Summary(summary), reason))
         }
         "pendingOwner" => {
-            let (store, t) = task(store)?;
-            let preferred = decode::optional_string(&arg(1), &Path::Root("preferredSessionId"))?;
+            let (t, preferred) = owner_args(&arg(0), &arg(1))?;
             let (owner, reason) = store.pending_owner(&t, preferred.as_deref());
             let owner = owner.map(|o| o.map(str::to_owned));
             answer((Answer::Owner(owner), reason))

@@ -212,14 +212,7 @@ impl JsProjectionStore {
 
     /// The `(taskId, preferredSessionId?)` arguments of the owner queries.
     pub(super) fn owner_args() -> Result<(String, Option<String>), JsValue> {
-        with_tape(|t| {
-            let id = api::id(&t.arg(0), "taskId")?;
-            let preferred = crate::wire::optional_string(
-                &t.arg(1),
-                &crate::wire::Path::Root("preferredSessionId"),
-            )?;
-            Ok((id, preferred))
-        })
+        with_tape(|t| api::owner_args(&t.arg(0), &t.arg(1)))
     }
 
     /// `pendingOwner(taskId, preferredSessionId?)` → the session to open, or `""` for task-only.
