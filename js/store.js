@@ -24,10 +24,9 @@ import {
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
   TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
   SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
+  // The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs).
+  FAST,
 } from './read.js';
-// The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs, from
-// which js/wire-shapes.js is generated).
-import { FAST } from './wire-shapes.js';
 
 // The recorder's slot, one for every copy of the store in a page (each entry's, the loader's):
 // importing `task-projection/trace` (js/trace.js) fills it with the function that starts a

@@ -22,11 +22,11 @@ export const pkgDir = path.join(root, 'pkg');
  */
 export const MODULES = [
   {
-    name: 'store', feature: 'store-exports', dir: pkgDir, at: '', js: ['wire-shapes.js', 'read.js', 'store.js', 'load.js'],
+    name: 'store', feature: 'store-exports', dir: pkgDir, at: '', js: ['read.js', 'store.js', 'load.js'],
     entry: { MODULE: 'task-projection', WRAPPER: 'store.js', EXPORTS: "export { ProjectionStore } from './store.js';\nexport { boundedLoad } from './load.js';" },
   },
   {
-    name: 'store-development', checks: 'store', feature: 'store-exports,development', dir: path.join(pkgDir, 'development'), at: 'development', js: ['wire-shapes.js', 'read.js', 'store.js', 'load.js'],
+    name: 'store-development', checks: 'store', feature: 'store-exports,development', dir: path.join(pkgDir, 'development'), at: 'development', js: ['read.js', 'store.js', 'load.js'],
     // The development build of the store: its wasm keeps `explain`, `explainOwner`, the rejection
     // log, `digest`, `stats` and the recorder's hook (Cargo feature `development`). Only the
     // default wasm and node.js: the MVP and fallback builds are for old engines in production.
@@ -34,7 +34,7 @@ export const MODULES = [
     entry: { MODULE: 'task-projection (development build)', WRAPPER: 'store.js', EXPORTS: "export { ProjectionStore } from './store.js';\nexport { boundedLoad } from './load.js';" },
   },
   {
-    name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), at: 'rules', js: ['wire-shapes.js', 'read.js', 'api.js'],
+    name: 'rules', feature: 'rules-exports', dir: path.join(pkgDir, 'rules'), at: 'rules', js: ['read.js', 'api.js'],
     entry: { MODULE: 'task-projection/rules', WRAPPER: 'api.js', EXPORTS: "export * from './api.js';" },
   },
 ];

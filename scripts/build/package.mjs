@@ -41,8 +41,8 @@ export function writeNodeEntry(module, wasmBytes) {
 export function assemblePackage({ version, description, license, repository }) {
   const files = [];
   for (const module of MODULES) {
-    // Each module's JS (js/<name>: the boundary read.js, the wire-shapes.js it imports, generated
-    // from src/wire/shape.rs, and the module's wrappers, which import './task_projection.js')
+    // Each module's JS (js/<name>: the boundary read.js, whose schemas and constants are
+    // generated from src/wire/shape.rs, and the module's wrappers, which import './task_projection.js')
     // beside every copy of its glue: a verbatim copy, no rewrite needed.
     const js = module.js.map((name) => {
       const text = fs.readFileSync(path.join(root, 'js', name), 'utf8');

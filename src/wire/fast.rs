@@ -1,6 +1,6 @@
-//! The codes of the store's fast path (`__applyMessage`, `__sessionQuery` in `src/wasm/store.rs`),
-//! which `js/store.js` passes as numbers: its `FAST` object (in `js/wire-shapes.js`) is written
-//! from [`ALL`] by tests/generated.rs.
+//! The codes of the store's fast path (`__applyMessage`, `__sessionQuery` in
+//! `src/wasm/store/`), which `js/store.js` passes as numbers: the `FAST` object of `js/read.js`
+//! is written from [`ALL`] by tests/generated.rs.
 
 /// `kind`: a message event, or a row of a REST message page.
 pub mod kind {

@@ -3,8 +3,9 @@
 //! TypeScript declarations spell each shape.
 //!
 //! Everything else is generated from these tables or reads them:
-//! - `js/wire-shapes.js` (the schemas `js/read.js` walks, the tape constants of [`super::tape`]
-//!   and the fast-path codes of [`super::fast`]) and the wire interfaces of
+//! - the generated region of `js/read.js`: the schemas it walks, the tape constants of
+//!   [`super::tape`], the fast-path codes of [`super::fast`], and the code that writes out the
+//!   shapes of [`WRITTEN_OUT`] and copies those of [`COPIED`]; and the wire interfaces of
 //!   `src/wasm/types/wire.d.ts` and `store.d.ts`, written by `tests/generated.rs`
 //!   (`UPDATE_GENERATED=1 cargo test --test generated`; the test fails when a committed file
 //!   differs from what it writes);
@@ -103,7 +104,7 @@ const fn arg(key: &'static str, node: Node) -> Field {
 /// An object shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
-    /// Its constant's name in `js/wire-shapes.js`; empty for a shape written inline there.
+    /// Its constant's name in `js/read.js`; empty for a shape written inline there.
     pub name: &'static str,
     pub ts: Ts,
     pub doc: &'static str,
@@ -571,7 +572,7 @@ pub const POSITION: Shape = Shape::new(
 .ts(Ts::Store("StreamPosition"))
 .doc("A place in the server's event stream.");
 
-/// A schema `js/wire-shapes.js` exports (`js/read.js` re-exports them all).
+/// A schema `js/read.js` exports.
 #[derive(Clone, Copy, Debug)]
 pub struct Schema {
     pub name: &'static str,
@@ -589,7 +590,7 @@ const fn list(name: &'static str, node: Node) -> Schema {
     Schema { name, node }
 }
 
-/// Every schema, in the order `js/wire-shapes.js` defines them (a shape an earlier one refers to
+/// Every schema, in the order `js/read.js` defines them (a shape an earlier one refers to
 /// is written before it).
 pub const SCHEMAS: &[Schema] = &[
     named(&REVISION),
@@ -624,6 +625,16 @@ pub const SCHEMAS: &[Schema] = &[
     named(&HYDRATE_OPTIONS),
     named(&POSITION),
 ];
+
+/// The shapes `js/read.js` writes onto the tape by generated code (the large inputs: message,
+/// turn and session lists, every message event) instead of its walk by the schema: the same reads
+/// in the same order and the same tape, with named property reads. Their fields are leaves or
+/// objects of leaves.
+pub const WRITTEN_OUT: &[&Shape] = &[&TURN, &SESSION, &MESSAGE, &MESSAGE_EVENT];
+
+/// The shapes `js/read.js` copies by generated code (store.js's fast path reads every message
+/// event and page row into a plain copy).
+pub const COPIED: &[&Shape] = &[&MESSAGE, &MESSAGE_EVENT];
 
 /// The shapes declared in TypeScript, in the order of their declarations.
 pub const DECLARED: &[&Shape] = &[

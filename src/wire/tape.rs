@@ -80,7 +80,7 @@ pub fn take_missed() -> u32 {
     MISSED.with(|m| m.replace(0))
 }
 
-/// The tags of a cell (`TAG` in `js/wire-shapes.js`, which tests/generated.rs writes from these).
+/// The tags of a cell (`TAG` in `js/read.js`, which tests/generated.rs writes from these).
 pub mod tag {
     pub const UNDEFINED: u32 = 0;
     pub const NULL: u32 = 1;
@@ -95,7 +95,7 @@ pub mod tag {
     pub const OBJECT: u32 = 10;
     pub const KEPT: u32 = 11;
 
-    /// Every tag by its name in `js/wire-shapes.js`'s `TAG`.
+    /// Every tag by its name in `TAG` of `js/read.js`.
     pub const ALL: &[(&str, u32)] = &[
         ("undefined", UNDEFINED),
         ("null", NULL),
@@ -113,25 +113,25 @@ pub mod tag {
 }
 
 /// Tape buffers larger than this are released after the call that used them (wasm memory does
-/// not shrink, but the allocator reuses it). `js/read.js` (`LARGE_WORDS`, `LARGE_BYTES` of
-/// `js/wire-shapes.js`, generated from these) asks for room again after sending one that large.
+/// not shrink, but the allocator reuses it). `js/read.js` (its `LARGE_WORDS`, `LARGE_BYTES`,
+/// generated from these) asks for room again after sending one that large.
 pub const LARGE_WORDS: usize = 1 << 18;
 pub const LARGE_BYTES: usize = 1 << 20;
 
 /// The direct tape's first word (its length in words) when a call's arguments are on the spill
-/// tape instead (src/wasm/convert.rs; `SPILL_MARK` in `js/wire-shapes.js`, generated from this).
+/// tape instead (src/wasm/convert.rs; `SPILL_MARK` in `js/read.js`, generated from this).
 /// No tape is that long: a payload stays below 2^28 words.
 pub const SPILL: u32 = u32::MAX;
 
 /// Bits of a cell that hold its tag.
 const TAG_BITS: u32 = 4;
 /// A cell's payload (an `INT`'s value, a block's word index) is below this (`PAYLOAD_LIMIT` in
-/// `js/wire-shapes.js`).
+/// `js/read.js`).
 pub const PAYLOAD_LIMIT: u32 = 1 << (32 - TAG_BITS);
-/// Word index of the root block (after the header; `ROOT` in `js/wire-shapes.js`).
+/// Word index of the root block (after the header; `ROOT` in `js/read.js`).
 pub const ROOT: u32 = 2;
 /// The most arguments a call passes: `js/read.js` keeps room for them in the root block
-/// (`MAX_ARGS` in `js/wire-shapes.js`).
+/// (`MAX_ARGS` in `js/read.js`).
 pub const MAX_ARGS: u32 = 3;
 
 /// `Number.MAX_SAFE_INTEGER`: a Number beyond it may be a rounded larger integer.

@@ -298,7 +298,7 @@ describe('the raw wasm side checks its own arguments', () => {
   });
 });
 
-describe('one field mapping (the fast-path codes: js/wire-shapes.js, generated from src/wire/fast.rs)', () => {
+describe('one field mapping (the fast-path codes and the written-out shapes of js/read.js, generated from src/wire/)', () => {
   test('the written-out message reader reads what the tape of the schema reads', () => {
     const odd = [
       message('m1'), { ...message('m2'), metadata: null }, { ...message('m3'), metadata: [1] }, { message_id: 'm4', session_id: 's' },

@@ -121,9 +121,9 @@ describe('pkg/package.json', () => {
     // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module;
     // trace.js (and trace.node.js) install the recorder.
     assert.deepEqual(pkg.sideEffects, ['./node.js', './development/node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'development/node.js', 'development/index.js', 'development/store.js', 'development/task_projection_bg.wasm', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'wire-shapes.js', 'development/wire-shapes.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+    for (const f of ['node.js', 'index.js', 'store.js', 'development/node.js', 'development/index.js', 'development/store.js', 'development/task_projection_bg.wasm', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
       'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
-      'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/wire-shapes.js', 'fallback/wire-shapes.js', 'mvp/wire-shapes.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
+      'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
       'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {
       const dir = f.split('/').slice(0, -1).join('/');
       assert.ok(pkg.files.includes(f) || (dir && pkg.files.includes(`${dir}/`)), `files lists ${f}`);
