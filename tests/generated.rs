@@ -363,7 +363,12 @@ fn reads(out: &mut String, s: &Shape) {
             let _ = writeln!(out, "    if ({name}Is) {{");
             for g in inner.read() {
                 let path = format!("{}.{}", f.key, g.key);
-                let _ = writeln!(out, "      key = '{path}'; {} = {name}.{};", var(&path), g.key);
+                let _ = writeln!(
+                    out,
+                    "      key = '{path}'; {} = {name}.{};",
+                    var(&path),
+                    g.key
+                );
             }
             out.push_str("    }\n");
         }
@@ -451,11 +456,7 @@ fn written_out(out: &mut String) {
                     )
                 }
             };
-            let _ = writeln!(
-                out,
-                "  {}cell = {value};",
-                if i == 0 { "let " } else { "" }
-            );
+            let _ = writeln!(out, "  {}cell = {value};", if i == 0 { "let " } else { "" });
             let _ = writeln!(out, "  t.w[at + {}] = cell;", i + 1);
         }
         out.push_str("  return cellOf(t, at, TAG.object);\n}\n");
