@@ -13,7 +13,7 @@
 //! only in a known state, each closed after [`PG_MAX_LIFETIME`] or [`PG_IDLE_TIMEOUT`] idle;
 //! several instances share the database.
 //!
-//! Statements are built with [`query`] / [`query_scalar`] (`$n` parameters, as sqlx writes them)
+//! Statements are built with [`query()`] / [`query_scalar`] (`$n` parameters, as sqlx writes them)
 //! and run on a [`Db`] (one statement) or a held [`Conn`] (several statements; a transaction with
 //! [`Db::begin`]).
 //!
@@ -24,7 +24,7 @@
 //! | `sqlite` | opening the SQLite connection |
 //! | `pg` | PostgreSQL: typed connections in a `bb8` pool, what state each was left in |
 //! | `args` | arguments, rows and columns |
-//! | `query` | statements ([`query`], [`query_scalar`]) and the statement counter |
+//! | `query` | statements ([`query()`], [`query_scalar`]) and the statement counter |
 
 use std::fmt;
 use std::sync::Arc;

@@ -356,7 +356,7 @@ impl Reorder {
 /// Follows the outbox from `after`: every row, in offset order, is passed to `deliver` (see the
 /// module docs for gaps and polling). Rows a notification carries that continue the last offset
 /// delivered are delivered as they are, and rows beyond a missing offset wait a little for its
-/// notification ([`Reorder`]); anything else (a notification without rows, a gap that stays,
+/// notification (`Reorder`); anything else (a notification without rows, a gap that stays,
 /// the poll) reads the outbox. Runs until the task is aborted.
 pub fn follow<F>(db: Db, url: String, after: u64, mut deliver: F) -> JoinHandle<()>
 where

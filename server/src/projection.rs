@@ -301,7 +301,7 @@ async fn whole_snapshot(storage: &Storage, session_id: &str) -> Result<PendingSn
 }
 
 /// Reads what the pending action of each of `session_ids` reads ([`PendingSnapshot`]), from one
-/// snapshot. On PostgreSQL a session is one statement ([`pending_window`]) when its window of
+/// snapshot. On PostgreSQL a session is one statement (`pending_window`) when its window of
 /// turns decides, and one such session needs no transaction; otherwise (and on SQLite) the rule
 /// names the turn whose request rows are read ([`session_pending_read`]) from the turns read
 /// first. Several sessions are read in one read transaction.
@@ -540,7 +540,7 @@ impl Projector {
     /// The task's persisted summary with its authoritative action ([`Projector::task_action`])
     /// read no earlier than the summary (what a summary repair compares); `None` when the task
     /// has no summary. On PostgreSQL one statement when every session's window decides
-    /// ([`task_windows`]); otherwise the summary first, then the action.
+    /// (`task_windows`); otherwise the summary first, then the action.
     pub async fn summary_with_action(
         &self,
         task_id: &str,

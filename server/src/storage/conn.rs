@@ -89,7 +89,7 @@ pub(crate) async fn turn_referenced_on(
 }
 
 /// The `type`s of the rows [`rules::pending::turn_pending_action`] counts (every other type is
-/// [`MessageKind::Other`] to the rules): the prefilter of [`turn_requests_on`].
+/// [`MessageKind::Other`](task_projection::rules::model::MessageKind::Other) to the rules): the prefilter of [`turn_requests_on`].
 ///
 /// [`rules::pending::turn_pending_action`]: task_projection::rules::pending::turn_pending_action
 pub(crate) const REQUEST_TYPES: [&str; 2] = ["clarification_request", "permission_request"];

@@ -220,7 +220,7 @@ async fn window_rows(on: On<'_>, sql: &str, key: &str) -> Result<Vec<Row>> {
 }
 
 /// The session row, the window of [`turns_window_on`] and the request rows of the window's turns
-/// ([`turn_requests_on`] of each), in **one statement**: one snapshot without a transaction, one
+/// ([`turn_requests_on`](super::conn::turn_requests_on) of each), in **one statement**: one snapshot without a transaction, one
 /// round trip instead of five. PostgreSQL only (SQLite has no `LATERAL`, and there a statement is
 /// a call: three narrow reads cost less than the joined rows). `None` when the session does not
 /// exist.
