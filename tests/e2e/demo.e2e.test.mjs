@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo, overlay, pageState, play, route,
-  screenshot, sessionTab, taskItem, why, assertWhyMatches,
+  answerPermission, assertBadgesWhole, assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo,
+  overlay, pageState, play, route, screenshot, sessionTab, taskItem, why, assertWhyMatches,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -403,11 +403,13 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.deepEqual(s.history.slice(3).map((q) => [q.text, q.status, q.shown]), asked.questions.map((q) => [q, 'rejected', 'Skipped']));
     }, { message: 'the bundle skipped' });
 
-    // A permission: approve it from the session's banner, then ask again and deny it.
+    // A permission: approve it in the session (its banner), then the agent asks again (the panel)
+    // and you deny it (the session again): Approve and Deny are yours, not the agent panel's.
     await clickTask(page, deploy.id);
     const banner = page.getByTestId('permission-banner');
     await banner.waitFor({ state: 'visible' });
-    await banner.getByRole('button', { name: 'Approve' }).click();
+    assert.equal(await page.getByTestId('sim-panel').getByRole('button', { name: /Approve|Deny/ }).count(), 0, 'not in the agent panel');
+    await answerPermission(page, 'Approve');
     await eventually(async () => {
       const s = await pageState(page);
       assert.deepEqual(s.permissions, ['Approved']);
@@ -417,11 +419,12 @@ for (const [label, viewport] of VIEWPORTS) {
     await play(page, 'ask-permission', 'permission');
     await banner.waitFor({ state: 'visible' });
     assert.equal((await pageState(page)).tasks[deploy.id], 'permission');
-    await play(page, 'deny', 'permission');
+    await answerPermission(page, 'Deny');
     await eventually(async () => {
       const s = await pageState(page);
       assert.deepEqual(s.permissions, ['Approved', 'Denied']);
       assert.equal(s.tasks[deploy.id], 'none');
+      assert.equal(await banner.count(), 0);
     }, { message: 'denied' });
     await assertPlainWords(page);
     await screenshot(page, `permission-approved-denied-${viewport.width}`);

@@ -26,7 +26,7 @@ const DETAILS_KEY = 'task-projection-demo:details';
 /** Frames of the current server run kept for "Replay old messages" (the newest ones). */
 const CAPTURED_FRAMES = 300;
 
-/** A simulator action in flight or just finished (the panel's status line). */
+/** A simulator action in flight or just finished (a status line). */
 export interface SimStatus { kind: 'busy' | 'info' | 'error'; text: string }
 
 const QUESTIONS = [
@@ -95,7 +95,10 @@ export class App {
   details = false;
   /** The server mounts the simulator (`GET /api/dev/sim`); `null` until the probe answered. */
   simulator: boolean | null = null;
+  /** The agent's or the server's last action (the panel's status line). */
   simStatus: SimStatus | null = null;
+  /** Your last approve / deny and the session it was in (shown there, under the permission). */
+  yourStatus: (SimStatus & { sessionId: string }) | null = null;
   /** Simulator actions finished so far (tests wait for it to move). */
   simDone = 0;
   /** Raw frames of the current server run (the newest, `task.updated` aside), and those of the
@@ -529,23 +532,34 @@ export class App {
    * Runs one simulator action (a few `POST /api/dev/sim/*` calls in order) with the panel's
    * status line; `run` returns the line to show when it succeeded. One action at a time.
    */
-  private async play(busy: string, run: (call: SimCall) => Promise<string>): Promise<void> {
-    if (this.simStatus?.kind === 'busy') return;
-    this.simStatus = { kind: 'busy', text: busy };
+  private async play(busy: string, run: (call: SimCall) => Promise<string>, yours: string | null = null): Promise<void> {
+    if (this.simBusy()) return;
+    const set = (status: SimStatus) => {
+      if (yours === null) this.simStatus = status;
+      else this.yourStatus = { ...status, sessionId: yours };
+    };
+    set({ kind: 'busy', text: busy });
     this.render();
     const call: SimCall = async (route, body) => {
       const result = await api.sim(route, body);
       if (!result.ok) throw new SimError(result.code, result.message);
       return result.body;
     };
+    let failed = false;
     try {
-      this.simStatus = { kind: 'info', text: await run(call) };
+      set({ kind: 'info', text: await run(call) });
     } catch (e) {
-      this.simStatus = { kind: 'error', text: simErrorText(e) };
+      failed = true;
+      set({ kind: 'error', text: simErrorText(e) });
     }
     this.simDone++;
-    this.note(`simulator: ${busy.replace(/…$/, '')}`, this.simStatus.kind === 'error' ? 'simulator_failed' : 'simulator_ok');
+    this.note(`simulator: ${busy.replace(/…$/, '')}`, failed ? 'simulator_failed' : 'simulator_ok');
     this.render();
+  }
+
+  /** A simulator action is in flight (the page runs one at a time). */
+  simBusy(): boolean {
+    return this.simStatus?.kind === 'busy' || this.yourStatus?.kind === 'busy';
   }
 
   private next<T>(list: readonly T[]): T {
@@ -581,11 +595,13 @@ export class App {
     });
   }
 
+  /** Your answer to a permission (the session's Approve / Deny; the demo server records it
+   * through its simulator, having no permission endpoint of its own). */
   resolvePermission(sessionId: string, approve: boolean): Promise<void> {
     return this.play(approve ? 'Approving…' : 'Denying…', async (call) => {
       await call(api.simPath.resolvePermission(sessionId), { status: approve ? 'approved' : 'rejected' });
       return approve ? 'Approved.' : 'Denied.';
-    });
+    }, sessionId);
   }
 
   /** The agent goes away: its waiters end; an open question stays answerable (resumed). */

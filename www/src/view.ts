@@ -5,7 +5,7 @@
 import type { PendingAction } from 'task-projection';
 import type { App } from './app';
 import { byId, h, renderKeyed } from './dom';
-import { paintSimulator, permissionButtons } from './scenarios';
+import { paintSimulator } from './scenarios';
 import { renderWhy } from './why';
 import type { Message } from './wire';
 import {
@@ -182,14 +182,17 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   const status = byId('session-status');
   status.dataset['pending'] = action ?? 'none';
   status.dataset['currentTurn'] = currentTurn ?? '';
-  const simBusy = app.simStatus?.kind === 'busy';
-  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, simBusy]), () => [
+  const yours = app.yourStatus?.sessionId === sessionId ? app.yourStatus : null;
+  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, app.simBusy(), yours]), () => [
     h('span', { 'data-testid': 'session-state', 'data-state': String(session?.state ?? ''), class: 'state' }, stateWords(session?.state, action) || 'Loading…'),
     detail(app, `state ${String(session?.state ?? '?')} · ${currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${currentTurn}`}`),
     permission
       ? h('div', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' },
         h('p', {}, 'The agent asks for your permission (see the transcript).'),
-        app.simulator ? h('div', { class: 'actions' }, permissionButtons(app)) : null)
+        app.simulator ? h('div', { class: 'actions' }, permissionButtons(app, sessionId)) : null,
+        yours && yours.kind !== 'info'
+          ? h('p', { class: `notice ${yours.kind}`, role: 'status', 'data-testid': 'permission-notice' }, yours.text)
+          : null)
       : null,
   ]);
 
@@ -233,6 +236,19 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
     stale.className = `notice ${orphan[1].kind}`;
     stale.textContent = orphan[1].text;
   } else stale?.remove();
+}
+
+/**
+ * Approve / Deny: your answer to the session's pending permission. The demo server takes it
+ * through its simulator (it has no permission endpoint of its own), so without `--simulator` the
+ * banner only says what is asked.
+ */
+function permissionButtons(app: App, sessionId: string): HTMLElement[] {
+  const busy = app.simBusy();
+  return [
+    h('button', { type: 'button', class: 'primary', 'data-testid': 'approve', disabled: busy, onclick: () => void app.resolvePermission(sessionId, true) }, 'Approve'),
+    h('button', { type: 'button', class: 'secondary', 'data-testid': 'deny', disabled: busy, onclick: () => void app.resolvePermission(sessionId, false) }, 'Deny'),
+  ];
 }
 
 /**
