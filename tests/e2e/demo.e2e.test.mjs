@@ -330,7 +330,8 @@ for (const [label, viewport] of VIEWPORTS) {
       const n = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
       assert.ok(n >= reasonsBefore + count + 1, `${n - reasonsBefore - 1} of ${count} frames handled`);
     }, { message: 'the replayed frames reached the page' });
-    const log = await page.getByTestId('reason-log').locator('li').allTextContents();
+    // The log says it in words; each line keeps its code and wire source in data-* attributes.
+    const log = await page.getByTestId('reason-log').locator('li').evaluateAll((lis) => lis.map((li) => `${li.dataset.reason} ${li.dataset.source}`));
     const handled = log.slice(0, count + 2);
     for (const frame of old) {
       const id = frame.payload.message_id ?? frame.payload.session_id ?? frame.payload.id;

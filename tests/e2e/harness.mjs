@@ -239,12 +239,20 @@ export async function play(page, action, scenario = 'panel') {
 }
 
 /**
- * The text a person reads (header, list, session, the panel; the closed "Why?" panel is not
- * rendered) has no wire states, ids, revisions or epochs.
+ * The text a person reads (header, the landing sentences, list, session, the agent panel, and the
+ * "Why?" panel with its log when it is open), Details off, has no wire states, ids, revisions,
+ * epochs, reason codes (`new_epoch`, `simulator_ok`) or frame types (`session.message.added`).
  */
 export async function assertPlainWords(page) {
-  const text = await page.evaluate(() => `${document.querySelector('header').innerText}\n${document.querySelector('main').innerText}`);
-  const jargon = /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b|\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/;
+  const text = await page.evaluate(() => ['header', '.intro', 'main', '.dev']
+    .map((sel) => document.querySelector(sel)?.innerText ?? '').join('\n'));
+  const jargon = new RegExp([
+    /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b/.source,
+    /\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/.source,
+    /\b[a-z]+(?:_[a-z]+)+\b/.source, // a reason code
+    /\b(?:session|turn|task|server)\.[a-z_]+/.source, // a frame type
+    /\bGET \/|\/api\//.source, // a request
+  ].join('|'));
   const found = jargon.exec(text);
   assert.equal(found, null, `jargon in the page text: ${found?.[0]} in\n${text}`);
 }

@@ -7,13 +7,18 @@
 import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
 import { connect } from 'task-projection/connect';
 import * as api from './api';
+import { frameWords, sessionLabel, shortId } from './words';
 import { isRecord, type Message, type RespondBody, type Session, type Task } from './wire';
 
 export type Route = { taskId: string | null; sessionId: string | null };
 export type Connection = 'connecting' | 'live' | 'offline';
-export interface ReasonEntry { n: number; source: string; reason: string }
+/**
+ * One line of the page's log: `what` in words (short labels for tasks and sessions), `reason` the
+ * code the store (or the page) gave it, `source` the wire terms (frame type, ids) for Details.
+ */
+export interface ReasonEntry { n: number; what: string; source: string; reason: string }
 /** What became of an answer, shown in the session it was given in (and nowhere else). */
-export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string }
+export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string; code?: string }
 
 const MESSAGE_KINDS: Record<string, 'added' | 'updated' | 'deleted'> = {
   'session.message.added': 'added',
@@ -86,6 +91,8 @@ export class App {
   connection: Connection = 'connecting';
   /** A visible error (server unreachable, a failed load); cleared by the next successful load. */
   error: string | null = null;
+  /** The error's wire details (path, status, code): shown with Details on. */
+  errorDetail: string | null = null;
   selecting: string | null = null;
   taskListLoaded = false;
   /** The answers you submitted, per bundle: question_id → text (display only; the transcript
@@ -143,7 +150,7 @@ export class App {
       onError: (error) => {
         // A malformed frame: the store threw and kept its state; show it in the reasons panel.
         const code = isRecord(error) && typeof error['code'] === 'string' ? error['code'] : 'error';
-        this.note('frame', `rejected_input:${code}`);
+        this.note('An update', 'frame', `rejected_input:${code}`);
       },
     });
     void api.simulatorAvailable().then((available) => {
@@ -178,13 +185,26 @@ export class App {
     });
   }
 
-  note(source: string, reason: string = this.store.lastReason()): void {
-    this.reasons.push({ n: ++this.reasonCount, source, reason });
+  note(what: string, source: string, reason: string = this.store.lastReason()): void {
+    this.reasons.push({ n: ++this.reasonCount, what, source, reason });
     if (this.reasons.length > 60) this.reasons.shift();
     this.render();
   }
 
   // ---- display caches -------------------------------------------------------------------------
+
+  /** A task's short label for the log: its title, else a short id. */
+  taskName(id: string): string {
+    const title = this.task(id)?.title;
+    return title ? `“${title.length > 40 ? `${title.slice(0, 38)}…` : title}”` : `task ${shortId(id)}`;
+  }
+
+  /** A session's short label for the log: its name and its task's. */
+  sessionName(id: string): string {
+    const s = this.session(id);
+    if (!s) return `session ${shortId(id)}`;
+    return s.task_id ? `${sessionLabel(s)} of ${this.taskName(s.task_id)}` : sessionLabel(s);
+  }
 
   task(id: string): Task | undefined {
     return this.tasks.get(id)?.value;
@@ -235,8 +255,9 @@ export class App {
       if (this.error?.startsWith('Could not load')) this.error = null;
       return true;
     } catch (e) {
-      this.error = `Could not load ${what}: ${e instanceof Error ? e.message : String(e)}`;
-      this.note(`load ${what}`, 'load_failed');
+      this.error = `Could not load ${what} (${failureWords(e)}).`;
+      this.errorDetail = e instanceof Error ? e.message : String(e);
+      this.note(`Loading ${what}`, `load ${what}`, 'load_failed');
       return false;
     } finally {
       this.render();
@@ -249,7 +270,7 @@ export class App {
       const since = this.seq;
       const tasks = await api.fetchTasks();
       this.store.applyTaskSnapshot(token, tasks);
-      this.note('GET /tasks');
+      this.note('The task list', 'GET /tasks');
       const ids = tasks.map((t) => t.id);
       for (const t of tasks) {
         const held = this.tasks.get(t.id);
@@ -267,7 +288,7 @@ export class App {
       const since = this.seq;
       const list = await api.fetchSessions(taskId);
       this.store.applySessionList(taskId, list);
-      this.note(`GET sessions of ${taskId}`);
+      this.note(`The sessions of ${this.taskName(taskId)}`, `GET sessions of ${taskId}`);
       this.setSessionList(taskId, list, since);
     });
   }
@@ -277,9 +298,9 @@ export class App {
       const since = this.seq;
       const [turns, page] = await Promise.all([api.fetchTurns(sessionId), api.fetchMessages(sessionId)]);
       this.store.applyTurnList(sessionId, turns);
-      this.note(`GET turns of ${sessionId}`);
+      this.note(`The turns of ${this.sessionName(sessionId)}`, `GET turns of ${sessionId}`);
       this.store.applyMessagePage(sessionId, page);
-      this.note(`GET messages of ${sessionId}`);
+      this.note(`The messages of ${this.sessionName(sessionId)}`, `GET messages of ${sessionId}`);
       this.setMessagePage(sessionId, page, since);
       this.loadedSessions.add(sessionId);
     });
@@ -354,9 +375,12 @@ export class App {
       load = { sessions: cached };
     }
     const outcome = this.store.settleSelection(ticket, load);
-    this.note(`select ${taskId} → ${outcome.kind}`);
+    this.note(`A click on ${this.taskName(taskId)}`, `select ${taskId} → ${outcome.kind}`);
     if (this.selecting === taskId) this.selecting = null;
-    if ('error' in load) this.error = `Could not load the sessions of the task (${load.timedOut ? 'timed out' : String(load.error)})`;
+    if ('error' in load) {
+      this.error = `Could not load the sessions of the task (${load.timedOut ? 'it took too long' : failureWords(load.error)}).`;
+      this.errorDetail = load.timedOut ? 'timed out' : load.error instanceof Error ? load.error.message : String(load.error);
+    }
     if (outcome.kind === 'session') this.navigate({ taskId, sessionId: outcome.sessionId });
     else if (outcome.kind === 'task_only') this.navigate({ taskId, sessionId: null });
     else this.render();
@@ -410,7 +434,7 @@ export class App {
     if (kind) {
       const sessionId = str('session_id');
       const id = str('message_id') || str('id');
-      this.note(`${type} ${id}`, reason);
+      this.note(frameWords(type, this.sessionName(sessionId)), `${type} ${id}`, reason);
       // The store judged the row stale or misrouted: the display copy keeps what it has too.
       if (reason === 'older_update_carries_no_projection' || reason === 'task_mismatch_rejected') return;
       let rows = this.messages.get(sessionId);
@@ -429,7 +453,7 @@ export class App {
     switch (type) {
       case 'turn.started':
       case 'turn.completed':
-        return this.note(`${type} ${str('id')}`, reason);
+        return this.note(frameWords(type, this.sessionName(str('session_id'))), `${type} ${str('id')}`, reason);
       case 'session.created':
       case 'session.state_changed': {
         const sessionId = str('id') || str('session_id');
@@ -438,29 +462,28 @@ export class App {
           const list = this.sessionLists.get(taskId);
           if (list && !list.includes(sessionId)) list.unshift(sessionId);
         }
-        this.note(`${type} ${sessionId}`, reason);
         // Misrouted, or older than the projection we hold (e.g. a delayed frame of an old run):
         // the display copy keeps its state too.
-        if (reason === 'task_mismatch_rejected' || reason === 'older_revision_rejected') return;
-        const held = this.sessions.get(sessionId)?.value;
-        const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
-        this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
-        return;
+        if (reason !== 'task_mismatch_rejected' && reason !== 'older_revision_rejected') {
+          const held = this.sessions.get(sessionId)?.value;
+          const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
+          this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
+        }
+        return this.note(frameWords(type, this.sessionName(sessionId)), `${type} ${sessionId}`, reason);
       }
       case 'task.status_summary.updated':
-        return this.note(`${type} ${str('task_id')}`, reason);
+        return this.note(frameWords(type, this.taskName(str('task_id'))), `${type} ${str('task_id')}`, reason);
       case 'task.updated': {
-        this.note(`${type} ${str('id')}`, reason);
         const id = str('id');
         if (id) {
           if (!this.tasks.has(id)) this.taskOrder.unshift(id);
           this.tasks.set(id, { value: { ...this.tasks.get(id)?.value, ...(p as unknown as Task) }, seq: this.seq });
         }
-        return;
+        return this.note(frameWords(type, this.taskName(id)), `${type} ${id}`, reason);
       }
       case 'task.deleted': {
         const id = str('task_id');
-        this.note(`${type} ${id}`, reason);
+        this.note(frameWords(type, this.taskName(id)), `${type} ${id}`, reason);
         this.tasks.delete(id);
         this.taskOrder = this.taskOrder.filter((t) => t !== id);
         if (this.route.taskId === id) this.navigate({ taskId: null, sessionId: null });
@@ -468,7 +491,7 @@ export class App {
       }
       default:
         // task.stalled (shown only) and types this page does not know.
-        return this.note(`${type} ${str('task_id')}`.trim(), reason);
+        return this.note(frameWords(type, str('task_id') ? this.taskName(str('task_id')) : 'no task'), `${type} ${str('task_id')}`.trim(), reason);
     }
   }
 
@@ -487,7 +510,7 @@ export class App {
     this.epoch = epoch;
     this.connection = 'live';
     if (this.error?.startsWith('Cannot reach')) this.error = null;
-    this.note(`server.hello epoch ${epoch ?? '?'}`, outcome.refetch ? `${outcome.reason}_refetch` : outcome.reason);
+    this.note('The server’s greeting', `server.hello epoch ${epoch ?? '?'}${outcome.refetch ? ' (refetch)' : ''}`, outcome.reason);
   }
 
   // ---- answering ------------------------------------------------------------------------------
@@ -506,7 +529,7 @@ export class App {
     }
     this.busy.delete(pendingId);
     if (result.kind !== 'success') this.answers.delete(pendingId);
-    this.note(`respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
+    this.note('reject' in body ? 'Your skip' : 'Your answer', `respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
     switch (result.kind) {
       case 'success':
         this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipped.' : 'Answer delivered.', sessionId });
@@ -517,10 +540,10 @@ export class App {
         void this.loadSession(sessionId);
         break;
       case 'retryable':
-        this.notices.set(pendingId, { kind: 'error', text: `Could not deliver right now (${result.detail}). Try again.`, sessionId });
+        this.notices.set(pendingId, { kind: 'error', text: 'Could not deliver it right now. Try again.', sessionId, code: result.detail });
         break;
       case 'failed':
-        this.notices.set(pendingId, { kind: 'error', text: `The server could not deliver it (${result.detail}).`, sessionId });
+        this.notices.set(pendingId, { kind: 'error', text: 'The server could not take it.', sessionId, code: result.detail });
         break;
     }
     this.render();
@@ -553,7 +576,7 @@ export class App {
       set({ kind: 'error', text: simErrorText(e) });
     }
     this.simDone++;
-    this.note(`simulator: ${busy.replace(/…$/, '')}`, failed ? 'simulator_failed' : 'simulator_ok');
+    this.note(`${yours === null ? 'Play the agent' : 'You'}: ${busy.replace(/…$/, '').toLowerCase()}`, `simulator: ${busy.replace(/…$/, '')}`, failed ? 'simulator_failed' : 'simulator_ok');
     this.render();
   }
 
@@ -662,6 +685,12 @@ export class App {
       return 'The demo data is back to its start.';
     });
   }
+}
+
+/** Why a load failed, in words (the wire details go to Details). */
+function failureWords(e: unknown): string {
+  if (e instanceof api.HttpError) return e.status >= 500 ? 'the server had a problem' : e.status === 404 ? 'the server does not know it' : 'the server refused';
+  return 'the server did not answer';
 }
 
 type SimCall = (route: string, body: Record<string, unknown>) => Promise<Record<string, unknown>>;

@@ -3,13 +3,13 @@
 // currentTurnId). Display caches supply text and labels, never decisions. The user's text is
 // plain words (words.ts); ids, wire states and revisions appear with "Details" on.
 import type { PendingAction } from 'task-projection';
-import type { App } from './app';
+import type { App, ReasonEntry } from './app';
 import { byId, h, renderKeyed } from './dom';
 import { paintSimulator } from './scenarios';
 import { renderWhy } from './why';
 import type { Message } from './wire';
 import {
-  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, sessionLabel, stateWords, turnNumbers, userText,
+  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, reasonWords, sessionLabel, stateWords, turnNumbers, userText,
 } from './words';
 
 function badge(action: PendingAction | null | undefined, testid: string): HTMLElement | null {
@@ -38,6 +38,8 @@ export function paint(app: App): void {
   const banner = byId('error-banner');
   banner.hidden = !app.error;
   banner.textContent = app.error ?? '';
+  const why = app.error && app.errorDetail ? detail(app, app.errorDetail) : null;
+  if (why) banner.append(why);
 
   // Task list ------------------------------------------------------------------------------------
   const tasks = app.taskOrder.map((id) => ({ id, task: app.task(id), action: store.taskPendingAction(id), summary: store.taskStatusSummary(id) }));
@@ -79,13 +81,20 @@ export function paint(app: App): void {
 
   // Why panel + the reason log -------------------------------------------------------------------
   paintWhy(app, route.sessionId, route.taskId);
+  // In words; the codes and wire terms stay in data-* attributes and, with Details on, a detail.
   const last = app.reasons.at(-1);
-  byId('last-reason').textContent = last ? `${last.source} → ${last.reason}` : '—';
+  renderKeyed(byId('last-reason'), JSON.stringify([last?.n ?? 0, app.details]), () => (last ? logLine(app, last) : ['—']));
+  const lastEl = byId('last-reason');
+  lastEl.dataset['reason'] = last?.reason ?? '';
+  lastEl.dataset['source'] = last?.source ?? '';
   byId('reason-log').dataset['count'] = String(app.reasonCount);
-  renderKeyed(byId('reason-log'), String(last?.n ?? 0), () =>
-    app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason }, h('code', {}, r.reason), ' ', r.source)),
+  renderKeyed(byId('reason-log'), JSON.stringify([last?.n ?? 0, app.details]), () =>
+    app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason, 'data-source': r.source }, logLine(app, r))),
   );
 }
+
+/** A log entry in words: what it was, what became of it; the code and wire terms as a detail. */
+const logLine = (app: App, r: ReasonEntry) => [`${r.what}: ${reasonWords(r.reason)}.`, detail(app, `${r.reason} · ${r.source}`)];
 
 /**
  * The "Why?" panel: why the page shows what it shows for the session (and task) being viewed, in
@@ -224,6 +233,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   if (noticeEl) {
     noticeEl.textContent = notice?.text ?? '';
     noticeEl.className = `notice ${notice?.kind ?? ''}`;
+    noticeEl.dataset['code'] = notice?.code ?? '';
   }
   const busy = bundle?.pending_id ? app.busy.has(bundle.pending_id) : false;
   for (const b of slot.querySelectorAll('button')) b.disabled = busy;
@@ -235,6 +245,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
     if (!stale) status.append((stale = h('p', { 'data-testid': 'respond-notice', role: 'status' })));
     stale.className = `notice ${orphan[1].kind}`;
     stale.textContent = orphan[1].text;
+    stale.dataset['code'] = orphan[1].code ?? '';
   } else stale?.remove();
 }
 
