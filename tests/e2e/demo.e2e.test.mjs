@@ -307,6 +307,11 @@ for (const [label, viewport] of VIEWPORTS) {
     }, { message: 'the page converges after the answer' });
     const before = await pageState(page);
     const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
+    // What the store's log held before the replay (the "Why?" panel counts from it).
+    const logBefore = await page.evaluate(({ sessionId, taskId }) => ({
+      session: window.demo.store.explain(sessionId).rejected.length,
+      summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
+    }), { sessionId, taskId });
 
     // Delayed frames from the old epoch arrive (the page replays what it received before the
     // restart): the store rejects them, nothing changes on screen. A client of the test's own
@@ -332,7 +337,7 @@ for (const [label, viewport] of VIEWPORTS) {
     }, { message: 'the replayed frames reached the page' });
     // The log says it in words; each line keeps its code and wire source in data-* attributes.
     const log = await page.getByTestId('reason-log').locator('li').evaluateAll((lis) => lis.map((li) => `${li.dataset.reason} ${li.dataset.source}`));
-    const handled = log.slice(0, count + 2);
+    const handled = log.slice(0, count + 3);
     for (const frame of old) {
       const id = frame.payload.message_id ?? frame.payload.session_id ?? frame.payload.id;
       assert.ok(
@@ -342,6 +347,33 @@ for (const [label, viewport] of VIEWPORTS) {
     }
     assert.deepEqual(await pageState(page), before, 'page state unchanged by old-epoch frames');
     await assertPlainWords(page);
+
+    // The status line counts what the store did with each replayed frame, as the "Why?" panel
+    // counts: the late updates it ignored about the session (the session's explanation lists
+    // them), about the task's summary (the task's explanation lists it), and the rest (a turn
+    // event carries no revision: a copy of a turn held is "already known", not ignored). It said
+    // "Replayed 5 old messages" beside "Late updates ignored: 4".
+    const status = await page.getByTestId('sim-status').innerText();
+    const tally = await page.evaluate(() => {
+      const t = window.demo.lastReplay;
+      return { sent: t.sent, back: t.back, bySession: Object.fromEntries(t.ignoredBySession), summaries: Object.fromEntries(t.ignoredSummaries), other: Object.fromEntries(t.other) };
+    });
+    assert.equal(tally.sent, count);
+    assert.equal(tally.back, count, 'every replayed frame came back to the page');
+    const logAfter = await page.evaluate(({ sessionId, taskId }) => ({
+      session: window.demo.store.explain(sessionId).rejected.length,
+      summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
+    }), { sessionId, taskId });
+    assert.deepEqual(Object.keys(tally.bySession), [sessionId], 'every ignored frame was about the one session');
+    assert.equal(tally.bySession[sessionId], logAfter.session - logBefore.session, 'the status counts what the store logged for the session');
+    assert.equal(tally.summaries[taskId] ?? 0, logAfter.summaries - logBefore.summaries, 'and for the task\'s summary');
+    const ignored = tally.bySession[sessionId] + (tally.summaries[taskId] ?? 0);
+    assert.equal(ignored + Object.values(tally.other).reduce((a, b) => a + b, 0), count, 'every frame accounted for');
+    assert.ok(Object.keys(tally.other).every((reason) => reason === 'unchanged'), JSON.stringify(tally.other));
+    assert.match(status, new RegExp(`^The server sent ${count} old messages again\\. `), status);
+    assert.match(status, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]} about `), status);
+    if (tally.summaries[taskId]) assert.match(status, new RegExp(`; ${tally.summaries[taskId]} about the summary of `), status);
+    if (tally.other.unchanged) assert.match(status, new RegExp(`The rest: ${tally.other.unchanged} (was|were) already known`), status);
     // Why: the store lists the replayed inputs as rejected, from before the restart, each with
     // the old-epoch revision it carried and the new-epoch one held.
     const w = await why(page);
@@ -354,6 +386,15 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.equal(w.explain.projection.revision.epoch, epoch2);
     assertWhyMatches(w);
     assert.match(w.shown.text, /from before the server restarted/);
+    // ... and the panel's words agree with the status line's (nothing was ignored before).
+    assert.equal(logBefore.session, 0);
+    assert.equal(w.shown.rejectedCount, tally.bySession[sessionId]);
+    assert.match(w.shown.text, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]}\\.`));
+    if (tally.summaries[taskId]) {
+      assert.equal(logBefore.summaries, 0);
+      assert.match(w.shown.text, new RegExp(`Late updates of the task’s summary ignored: ${tally.summaries[taskId]}\\.`));
+    }
+    await assertPlainWords(page); // the open panel and its log too
     await screenshot(page, `restart-old-epoch-rejected-${viewport.width}`);
     assert.deepEqual(problems, []);
   });

@@ -7,7 +7,8 @@
 import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
 import { connect } from 'task-projection/connect';
 import * as api from './api';
-import { frameWords, sessionLabel, shortId } from './words';
+import { ReplayWatch, replayText } from './replay';
+import { frameWords, reasonWords, sessionLabel, shortId } from './words';
 import { isRecord, type Message, type RespondBody, type Session, type Task } from './wire';
 
 export type Route = { taskId: string | null; sessionId: string | null };
@@ -30,6 +31,8 @@ const REMEMBERED_KEY = 'task-projection-demo:remembered-sessions';
 const DETAILS_KEY = 'task-projection-demo:details';
 /** Frames of the current server run kept for "Replay old messages" (the newest ones). */
 const CAPTURED_FRAMES = 300;
+/** How long "Replay old messages" waits for the frames it sent to come back through the socket. */
+const REPLAY_WAIT_MS = 5000;
 
 /** A simulator action in flight or just finished (a status line). */
 export interface SimStatus { kind: 'busy' | 'info' | 'error'; text: string }
@@ -108,6 +111,8 @@ export class App {
   yourStatus: (SimStatus & { sessionId: string }) | null = null;
   /** Simulator actions finished so far (tests wait for it to move). */
   simDone = 0;
+  /** What the last "Replay old messages" came to, by the store's outcome of each frame. */
+  lastReplay: import('./replay').ReplayTally | null = null;
   /** Raw frames of the current server run (the newest, `task.updated` aside), and those of the
    * previous run (after a restart): what "Replay old messages" sends back through the simulator. */
   private runFrames: string[] = [];
@@ -116,6 +121,8 @@ export class App {
   reasonCount = 0;
   private hadConnection = false;
   private link: { close(): void } | null = null;
+  /** The replay in flight: its frames, counted as they come back. */
+  private replaying: ReplayWatch | null = null;
   private readonly remembered = new Map<string, string>();
   /** The task whose bare route (`#/task/ID`) already ran the selection machine. */
   private routeSelected: string | null = null;
@@ -416,11 +423,13 @@ export class App {
       }
     }
     const payload = isRecord(frame) && isRecord(frame['payload']) ? frame['payload'] : {};
+    const replayed = this.replaying?.take(data, outcome, frame) ?? false;
     if (outcome.type === 'server.hello') return this.onHello(payload, outcome);
-    // Kept for the replay: every frame but `task.updated`, which carries no revision and by SPEC
-    // §7 overwrites the held summary whatever its age (docs/convergence.md, exception 1): a late
-    // one would put back an old summary, which is not what the restart scenario shows.
-    if (outcome.type !== 'task.updated') {
+    // Kept for the replay: every frame of this run (a replayed one is not) but `task.updated`,
+    // which carries no revision and by SPEC §7 overwrites the held summary whatever its age
+    // (docs/convergence.md, exception 1): a late one would put back an old summary, which is not
+    // what the restart scenario shows.
+    if (outcome.type !== 'task.updated' && !replayed) {
       this.runFrames.push(typeof data === 'string' ? data : JSON.stringify(frame));
       if (this.runFrames.length > CAPTURED_FRAMES) this.runFrames.shift();
     }
@@ -668,12 +677,24 @@ export class App {
     });
   }
 
-  /** Sends the frames this page received before the last restart to every socket again. */
+  /**
+   * Sends the frames this page received before the last restart to every socket again, waits for
+   * them to come back, and says what the store did with them (replay.ts): the late updates it
+   * ignored, counted as the "Why?" panel counts them, and the copies of what it already held.
+   */
   replayOldFrames(): Promise<void> {
     const frames = this.oldFrames;
     return this.play('Replaying old messages…', async (call) => {
-      const sent = (await call(api.simPath.replay(), { frames }))['sent'];
-      return `Replayed ${typeof sent === 'number' ? sent : frames.length} old messages.`;
+      const watch = (this.replaying = new ReplayWatch(frames, REPLAY_WAIT_MS));
+      try {
+        await call(api.simPath.replay(), { frames });
+        await watch.done;
+      } finally {
+        this.replaying = null;
+      }
+      const tally = watch.tally(frames.length);
+      this.lastReplay = tally;
+      return replayText(tally, { session: (id) => this.sessionName(id), task: (id) => this.taskName(id) }, reasonWords);
     });
   }
 

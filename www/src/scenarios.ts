@@ -64,7 +64,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'restart',
     title: 'A server restart',
-    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores it and nothing on screen changes (the “Why?” panel at the bottom lists each one as older).',
+    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores what is older than what it holds, nothing on screen changes, and the status line counts what was ignored as the “Why?” panel at the bottom does.',
     acts: ['restart', 'replay'],
   },
 ];

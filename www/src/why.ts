@@ -138,12 +138,20 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
   return out;
 }
 
-function ownerWhy(app: App, e: OwnerExplanation): HTMLElement {
+function ownerWhy(app: App, e: OwnerExplanation): HTMLElement[] {
   const owner = e.owner.session_id;
   const target = owner ? sessionLabel(app.session(owner)) : 'the task itself';
-  return h('p', { 'data-testid': 'why-owner', 'data-reason': e.owner.reason },
-    h('strong', {}, 'Clicking the task opens '), target, ': ', words(OWNER_WHY, e.owner.reason), '.',
-    owner ? detail(app, shortId(owner)) : null);
+  // The task's own late updates (its summary); its sessions' are listed under the session.
+  const summaries = e.rejected.filter((r) => r.input === 'task.status_summary.updated').length;
+  return [
+    h('p', { 'data-testid': 'why-owner', 'data-reason': e.owner.reason },
+      h('strong', {}, 'Clicking the task opens '), target, ': ', words(OWNER_WHY, e.owner.reason), '.',
+      owner ? detail(app, shortId(owner)) : null),
+    summaries
+      ? h('p', { 'data-testid': 'why-summary-rejected', 'data-count': String(summaries) },
+        h('strong', {}, 'Late updates of the task’s summary ignored: '), String(summaries), '.')
+      : null,
+  ].filter((x): x is HTMLParagraphElement => x !== null);
 }
 
 /**
@@ -161,7 +169,7 @@ export function renderWhy(
   const key = JSON.stringify([owner, session, app.details, sessionId ? app.transcript(sessionId).length : 0]);
   render(key, () => {
     const out: HTMLElement[] = [];
-    if (owner) out.push(ownerWhy(app, owner));
+    if (owner) out.push(...ownerWhy(app, owner));
     if (session) out.push(...sessionWhy(app, session));
     if (!out.length) out.push(h('p', { class: 'muted' }, 'Open a task to see why it shows what it shows.'));
     return out;
