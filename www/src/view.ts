@@ -145,7 +145,10 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
             'data-session-id': id,
             'data-pending': action ?? 'none',
             onclick: () => app.navigate({ taskId, sessionId: id }),
-          }, sessionLabel(s), ' ', h('span', { class: 'state' }, stateWords(s.state, action)), badge(action, 'tab-pending')),
+            // The state in words is the open session's status line (once on screen); a tab
+            // names the session and, with its badge, what it waits for.
+            title: stateWords(s.state, action) || null,
+          }, h('span', { class: 'tab-label' }, sessionLabel(s)), badge(action, 'tab-pending')),
         ))
       : h('p', { class: 'muted' }, app.sessionLists.has(taskId) ? 'This task has no sessions.' : 'Loading sessions…'),
   ]);
