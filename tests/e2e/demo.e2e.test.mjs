@@ -62,7 +62,111 @@ async function assertQuestionInView(page, viewport) {
   }, { message: 'the page scrolls to the question' });
 }
 
+/** The agent panel's buttons: the agent's and the server's actions only (what you do is in the session). */
+const AGENT_AND_SERVER = [
+  'New task', 'Reset demo data', 'Ask a question', 'Ask three questions', 'Start a new turn', 'Record a bookkeeping turn',
+  'Add a reviewer who asks', 'Detach the agent', 'Ask for a permission', 'Restart the server', 'Replay old messages',
+];
+
 for (const [label, viewport] of VIEWPORTS) {
+  test(`the landing page says what the engine decides; the agent panel holds only the agent's and the server's actions (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    await play(page, 'reset');
+    await eventually(async () => assert.equal(Object.keys((await pageState(page)).tasks).length, 3), { message: 'the demo tasks' });
+
+    // Two sentences, on screen before anything is clicked, above the task list: what is decided
+    // (the live question, the session to open) and what late, repeated or reordered updates never do.
+    const intro = page.getByTestId('intro');
+    const text = (await intro.innerText()).replace(/\s+/g, ' ').trim();
+    assert.equal(text.match(/[.!?](\s|$)/g)?.length, 2, `two sentences: ${text}`);
+    for (const words of [/question/, /live/, /waits for your answer/, /which of a task's sessions to open/, /late, twice or out of order/,
+      /overtaken/, /nothing needs you while something does/]) {
+      assert.match(text, words);
+    }
+    const box = await intro.boundingBox();
+    const list = await page.getByTestId('task-list').boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= viewport.width && box.y + box.height <= viewport.height, `the sentences are in view: ${JSON.stringify(box)}`);
+    assert.ok(list && box.y + box.height <= list.y, 'above the task list');
+    assert.equal(await page.getByTestId('sim-panel').isVisible(), true);
+    await assertPlainWords(page);
+    if (viewport === PHONE) await assertNoOverflow(page);
+    await screenshot(page, `landing-${viewport.width}`);
+
+    // The agent panel: the agent's and the server's actions, none of yours (Approve, Deny,
+    // Submit, Skip are in the session). "Open a second tab" is a link, for the two-tab scenario.
+    const buttons = await page.getByTestId('sim-panel').locator('button').evaluateAll((bs) => bs.map((b) => b.textContent.replace(/ \(\d+\)$/, '')));
+    assert.deepEqual([...new Set(buttons)].sort(), [...AGENT_AND_SERVER].sort());
+    assert.equal(await page.getByTestId('sim-panel').locator('[data-action="approve"], [data-action="deny"]').count(), 0);
+
+    // A task opened: the sentences leave the way for the task (they are the landing page's).
+    const [deploy] = (await server.get('/api/v1/tasks')).tasks;
+    await taskItem(page, deploy.id).click();
+    await page.getByTestId('permission-banner').waitFor({ state: 'visible' });
+    assert.equal(await intro.isVisible(), false);
+    // The permission is answered in the session (its banner): Approve and Deny are there.
+    const banner = page.getByTestId('permission-banner');
+    assert.deepEqual(await banner.getByRole('button').allTextContents(), ['Approve', 'Deny']);
+    await toList(page);
+    await intro.waitFor({ state: 'visible' });
+    assert.deepEqual(problems, []);
+  });
+
+  test(`every badge is whole, inside its tab and the viewport; a session's state shows once (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    await play(page, 'reset');
+    const tasks = await eventually(async () => {
+      const { tasks: list } = await server.get('/api/v1/tasks');
+      assert.equal(list.length, 3);
+      assert.deepEqual(Object.values((await pageState(page)).tasks), ['permission', 'clarification', 'clarification']);
+      return list;
+    }, { message: 'the demo tasks' });
+    assert.equal(await assertBadgesWhole(page), 3, 'the task list\'s three badges');
+
+    // Each demo task opened by a click (its pending owner): the tab's badge is whole, and the
+    // session's state ("Waiting for your answer / permission") is said once, in its status line.
+    for (const task of tasks) {
+      await clickTask(page, task.id);
+      const pending = await eventually(async () => {
+        const s = await pageState(page);
+        const r = await route(page);
+        assert.equal(r.taskId, task.id);
+        assert.equal(s.session, r.sessionId);
+        assert.ok(s.session && s.sessionPending !== 'none', `a waiting session opened: ${JSON.stringify(s)}`);
+        assert.equal(s.tabs[s.session], s.sessionPending);
+        return s.sessionPending;
+      }, { message: `${task.title} opens` });
+      const badges = await assertBadgesWhole(page);
+      assert.ok(badges >= 1, `${task.title}: its tab's badge (${badges})`);
+      const words = pending === 'permission' ? 'Waiting for your permission' : 'Waiting for your answer';
+      const main = await page.locator('main').innerText();
+      assert.equal(main.split(words).length - 1, 1, `"${words}" once in:\n${main}`);
+      assert.equal(await page.getByTestId('session-state').innerText(), words);
+      await assertPlainWords(page);
+      await screenshot(page, `badges-${task.title.toLowerCase().replace(/\W+/g, '-')}-${viewport.width}`);
+    }
+
+    // More sessions than a row of tabs holds: two more reviewers ask in the open task. Every tab
+    // and its badge stay whole and on screen (the tabs wrap; they scrolled away before).
+    await play(page, 'add-reviewer', 'secondary');
+    await play(page, 'add-reviewer', 'secondary');
+    await eventually(async () => {
+      const { tabs } = await pageState(page);
+      assert.ok(Object.keys(tabs).length >= 3, JSON.stringify(tabs));
+      assert.ok(Object.values(tabs).filter((p) => p !== 'none').length >= 3, JSON.stringify(tabs));
+    }, { message: 'the reviewers ask' });
+    assert.ok(await assertBadgesWhole(page) >= 3);
+    const tabsInView = await page.locator('[role="tab"]').evaluateAll((tabs) => tabs.every((t) => {
+      const r = t.getBoundingClientRect();
+      return r.left >= 0 && r.right <= window.innerWidth && t.scrollWidth <= t.clientWidth;
+    }));
+    assert.ok(tabsInView, 'every tab inside the viewport, its text not cut');
+    if (viewport === PHONE) await assertNoOverflow(page);
+    await screenshot(page, `badges-many-sessions-${viewport.width}`);
+    assert.deepEqual(problems, []);
+  });
+
   test(`a question overtaken by a new turn never comes back: skip, later turns, reload (${label})`, async () => {
     const { server, context } = await setup(viewport);
     const { page, problems } = await openPlayable(context, server.url);
