@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo, overlay, pageState, play, route,
-  screenshot, sessionTab, taskItem, why, assertWhyMatches,
+  answerPermission, assertBadgesWhole, assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo,
+  overlay, pageState, play, route, screenshot, sessionTab, taskItem, why, assertWhyMatches,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -62,7 +62,111 @@ async function assertQuestionInView(page, viewport) {
   }, { message: 'the page scrolls to the question' });
 }
 
+/** The agent panel's buttons: the agent's and the server's actions only (what you do is in the session). */
+const AGENT_AND_SERVER = [
+  'New task', 'Reset demo data', 'Ask a question', 'Ask three questions', 'Start a new turn', 'Record a bookkeeping turn',
+  'Add a reviewer who asks', 'Detach the agent', 'Ask for a permission', 'Restart the server', 'Replay old messages',
+];
+
 for (const [label, viewport] of VIEWPORTS) {
+  test(`the landing page says what the engine decides; the agent panel holds only the agent's and the server's actions (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    await play(page, 'reset');
+    await eventually(async () => assert.equal(Object.keys((await pageState(page)).tasks).length, 3), { message: 'the demo tasks' });
+
+    // Two sentences, on screen before anything is clicked, above the task list: what is decided
+    // (the live question, the session to open) and what late, repeated or reordered updates never do.
+    const intro = page.getByTestId('intro');
+    const text = (await intro.innerText()).replace(/\s+/g, ' ').trim();
+    assert.equal(text.match(/[.!?](\s|$)/g)?.length, 2, `two sentences: ${text}`);
+    for (const words of [/question/, /live/, /waits for your answer/, /which of a task's sessions to open/, /late, twice or out of order/,
+      /overtaken/, /nothing needs you while something does/]) {
+      assert.match(text, words);
+    }
+    const box = await intro.boundingBox();
+    const list = await page.getByTestId('task-list').boundingBox();
+    assert.ok(box && box.x >= 0 && box.x + box.width <= viewport.width && box.y + box.height <= viewport.height, `the sentences are in view: ${JSON.stringify(box)}`);
+    assert.ok(list && box.y + box.height <= list.y, 'above the task list');
+    assert.equal(await page.getByTestId('sim-panel').isVisible(), true);
+    await assertPlainWords(page);
+    if (viewport === PHONE) await assertNoOverflow(page);
+    await screenshot(page, `landing-${viewport.width}`);
+
+    // The agent panel: the agent's and the server's actions, none of yours (Approve, Deny,
+    // Submit, Skip are in the session). "Open a second tab" is a link, for the two-tab scenario.
+    const buttons = await page.getByTestId('sim-panel').locator('button').evaluateAll((bs) => bs.map((b) => b.textContent.replace(/ \(\d+\)$/, '')));
+    assert.deepEqual([...new Set(buttons)].sort(), [...AGENT_AND_SERVER].sort());
+    assert.equal(await page.getByTestId('sim-panel').locator('[data-action="approve"], [data-action="deny"]').count(), 0);
+
+    // A task opened: the sentences leave the way for the task (they are the landing page's).
+    const [deploy] = (await server.get('/api/v1/tasks')).tasks;
+    await taskItem(page, deploy.id).click();
+    await page.getByTestId('permission-banner').waitFor({ state: 'visible' });
+    assert.equal(await intro.isVisible(), false);
+    // The permission is answered in the session (its banner): Approve and Deny are there.
+    const banner = page.getByTestId('permission-banner');
+    assert.deepEqual(await banner.getByRole('button').allTextContents(), ['Approve', 'Deny']);
+    await toList(page);
+    await intro.waitFor({ state: 'visible' });
+    assert.deepEqual(problems, []);
+  });
+
+  test(`every badge is whole, inside its tab and the viewport; a session's state shows once (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    const { page, problems } = await openPlayable(context, server.url);
+    await play(page, 'reset');
+    const tasks = await eventually(async () => {
+      const { tasks: list } = await server.get('/api/v1/tasks');
+      assert.equal(list.length, 3);
+      assert.deepEqual(Object.values((await pageState(page)).tasks), ['permission', 'clarification', 'clarification']);
+      return list;
+    }, { message: 'the demo tasks' });
+    assert.equal(await assertBadgesWhole(page), 3, 'the task list\'s three badges');
+
+    // Each demo task opened by a click (its pending owner): the tab's badge is whole, and the
+    // session's state ("Waiting for your answer / permission") is said once, in its status line.
+    for (const task of tasks) {
+      await clickTask(page, task.id);
+      const pending = await eventually(async () => {
+        const s = await pageState(page);
+        const r = await route(page);
+        assert.equal(r.taskId, task.id);
+        assert.equal(s.session, r.sessionId);
+        assert.ok(s.session && s.sessionPending !== 'none', `a waiting session opened: ${JSON.stringify(s)}`);
+        assert.equal(s.tabs[s.session], s.sessionPending);
+        return s.sessionPending;
+      }, { message: `${task.title} opens` });
+      const badges = await assertBadgesWhole(page);
+      assert.ok(badges >= 1, `${task.title}: its tab's badge (${badges})`);
+      const words = pending === 'permission' ? 'Waiting for your permission' : 'Waiting for your answer';
+      const main = await page.locator('main').innerText();
+      assert.equal(main.split(words).length - 1, 1, `"${words}" once in:\n${main}`);
+      assert.equal(await page.getByTestId('session-state').innerText(), words);
+      await assertPlainWords(page);
+      await screenshot(page, `badges-${task.title.toLowerCase().replace(/\W+/g, '-')}-${viewport.width}`);
+    }
+
+    // More sessions than a row of tabs holds: two more reviewers ask in the open task. Every tab
+    // and its badge stay whole and on screen (the tabs wrap; they scrolled away before).
+    await play(page, 'add-reviewer', 'secondary');
+    await play(page, 'add-reviewer', 'secondary');
+    await eventually(async () => {
+      const { tabs } = await pageState(page);
+      assert.ok(Object.keys(tabs).length >= 3, JSON.stringify(tabs));
+      assert.ok(Object.values(tabs).filter((p) => p !== 'none').length >= 3, JSON.stringify(tabs));
+    }, { message: 'the reviewers ask' });
+    assert.ok(await assertBadgesWhole(page) >= 3);
+    const tabsInView = await page.locator('[role="tab"]').evaluateAll((tabs) => tabs.every((t) => {
+      const r = t.getBoundingClientRect();
+      return r.left >= 0 && r.right <= window.innerWidth && t.scrollWidth <= t.clientWidth;
+    }));
+    assert.ok(tabsInView, 'every tab inside the viewport, its text not cut');
+    if (viewport === PHONE) await assertNoOverflow(page);
+    await screenshot(page, `badges-many-sessions-${viewport.width}`);
+    assert.deepEqual(problems, []);
+  });
+
   test(`a question overtaken by a new turn never comes back: skip, later turns, reload (${label})`, async () => {
     const { server, context } = await setup(viewport);
     const { page, problems } = await openPlayable(context, server.url);
@@ -307,6 +411,11 @@ for (const [label, viewport] of VIEWPORTS) {
     }, { message: 'the page converges after the answer' });
     const before = await pageState(page);
     const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
+    // What the store's log held before the replay (the "Why?" panel counts from it).
+    const logBefore = await page.evaluate(({ sessionId, taskId }) => ({
+      session: window.demo.store.explain(sessionId).rejected.length,
+      summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
+    }), { sessionId, taskId });
 
     // Delayed frames from the old epoch arrive (the page replays what it received before the
     // restart): the store rejects them, nothing changes on screen. A client of the test's own
@@ -330,8 +439,9 @@ for (const [label, viewport] of VIEWPORTS) {
       const n = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
       assert.ok(n >= reasonsBefore + count + 1, `${n - reasonsBefore - 1} of ${count} frames handled`);
     }, { message: 'the replayed frames reached the page' });
-    const log = await page.getByTestId('reason-log').locator('li').allTextContents();
-    const handled = log.slice(0, count + 2);
+    // The log says it in words; each line keeps its code and wire source in data-* attributes.
+    const log = await page.getByTestId('reason-log').locator('li').evaluateAll((lis) => lis.map((li) => `${li.dataset.reason} ${li.dataset.source}`));
+    const handled = log.slice(0, count + 3);
     for (const frame of old) {
       const id = frame.payload.message_id ?? frame.payload.session_id ?? frame.payload.id;
       assert.ok(
@@ -341,6 +451,33 @@ for (const [label, viewport] of VIEWPORTS) {
     }
     assert.deepEqual(await pageState(page), before, 'page state unchanged by old-epoch frames');
     await assertPlainWords(page);
+
+    // The status line counts what the store did with each replayed frame, as the "Why?" panel
+    // counts: the late updates it ignored about the session (the session's explanation lists
+    // them), about the task's summary (the task's explanation lists it), and the rest (a turn
+    // event carries no revision: a copy of a turn held is "already known", not ignored). It said
+    // "Replayed 5 old messages" beside "Late updates ignored: 4".
+    const status = await page.getByTestId('sim-status').innerText();
+    const tally = await page.evaluate(() => {
+      const t = window.demo.lastReplay;
+      return { sent: t.sent, back: t.back, bySession: Object.fromEntries(t.ignoredBySession), summaries: Object.fromEntries(t.ignoredSummaries), other: Object.fromEntries(t.other) };
+    });
+    assert.equal(tally.sent, count);
+    assert.equal(tally.back, count, 'every replayed frame came back to the page');
+    const logAfter = await page.evaluate(({ sessionId, taskId }) => ({
+      session: window.demo.store.explain(sessionId).rejected.length,
+      summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
+    }), { sessionId, taskId });
+    assert.deepEqual(Object.keys(tally.bySession), [sessionId], 'every ignored frame was about the one session');
+    assert.equal(tally.bySession[sessionId], logAfter.session - logBefore.session, 'the status counts what the store logged for the session');
+    assert.equal(tally.summaries[taskId] ?? 0, logAfter.summaries - logBefore.summaries, 'and for the task\'s summary');
+    const ignored = tally.bySession[sessionId] + (tally.summaries[taskId] ?? 0);
+    assert.equal(ignored + Object.values(tally.other).reduce((a, b) => a + b, 0), count, 'every frame accounted for');
+    assert.ok(Object.keys(tally.other).every((reason) => reason === 'unchanged'), JSON.stringify(tally.other));
+    assert.match(status, new RegExp(`^The server sent ${count} old messages again\\. `), status);
+    assert.match(status, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]} about `), status);
+    if (tally.summaries[taskId]) assert.match(status, new RegExp(`; ${tally.summaries[taskId]} about the summary of `), status);
+    if (tally.other.unchanged) assert.match(status, new RegExp(`The rest: ${tally.other.unchanged} (was|were) already known`), status);
     // Why: the store lists the replayed inputs as rejected, from before the restart, each with
     // the old-epoch revision it carried and the new-epoch one held.
     const w = await why(page);
@@ -353,6 +490,15 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.equal(w.explain.projection.revision.epoch, epoch2);
     assertWhyMatches(w);
     assert.match(w.shown.text, /from before the server restarted/);
+    // ... and the panel's words agree with the status line's (nothing was ignored before).
+    assert.equal(logBefore.session, 0);
+    assert.equal(w.shown.rejectedCount, tally.bySession[sessionId]);
+    assert.match(w.shown.text, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]}\\.`));
+    if (tally.summaries[taskId]) {
+      assert.equal(logBefore.summaries, 0);
+      assert.match(w.shown.text, new RegExp(`Late updates of the task’s summary ignored: ${tally.summaries[taskId]}\\.`));
+    }
+    await assertPlainWords(page); // the open panel and its log too
     await screenshot(page, `restart-old-epoch-rejected-${viewport.width}`);
     assert.deepEqual(problems, []);
   });
@@ -403,11 +549,13 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.deepEqual(s.history.slice(3).map((q) => [q.text, q.status, q.shown]), asked.questions.map((q) => [q, 'rejected', 'Skipped']));
     }, { message: 'the bundle skipped' });
 
-    // A permission: approve it from the session's banner, then ask again and deny it.
+    // A permission: approve it in the session (its banner), then the agent asks again (the panel)
+    // and you deny it (the session again): Approve and Deny are yours, not the agent panel's.
     await clickTask(page, deploy.id);
     const banner = page.getByTestId('permission-banner');
     await banner.waitFor({ state: 'visible' });
-    await banner.getByRole('button', { name: 'Approve' }).click();
+    assert.equal(await page.getByTestId('sim-panel').getByRole('button', { name: /Approve|Deny/ }).count(), 0, 'not in the agent panel');
+    await answerPermission(page, 'Approve');
     await eventually(async () => {
       const s = await pageState(page);
       assert.deepEqual(s.permissions, ['Approved']);
@@ -417,11 +565,12 @@ for (const [label, viewport] of VIEWPORTS) {
     await play(page, 'ask-permission', 'permission');
     await banner.waitFor({ state: 'visible' });
     assert.equal((await pageState(page)).tasks[deploy.id], 'permission');
-    await play(page, 'deny', 'permission');
+    await answerPermission(page, 'Deny');
     await eventually(async () => {
       const s = await pageState(page);
       assert.deepEqual(s.permissions, ['Approved', 'Denied']);
       assert.equal(s.tasks[deploy.id], 'none');
+      assert.equal(await banner.count(), 0);
     }, { message: 'denied' });
     await assertPlainWords(page);
     await screenshot(page, `permission-approved-denied-${viewport.width}`);

@@ -239,14 +239,75 @@ export async function play(page, action, scenario = 'panel') {
 }
 
 /**
- * The text a person reads (header, list, session, the panel; the closed "Why?" panel is not
- * rendered) has no wire states, ids, revisions or epochs.
+ * The text a person reads (header, the landing sentences, list, session, the agent panel, and the
+ * "Why?" panel with its log when it is open), Details off, has no wire states, ids, revisions,
+ * epochs, reason codes (`new_epoch`, `simulator_ok`) or frame types (`session.message.added`).
  */
 export async function assertPlainWords(page) {
-  const text = await page.evaluate(() => `${document.querySelector('header').innerText}\n${document.querySelector('main').innerText}`);
-  const jargon = /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b|\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/;
+  const text = await page.evaluate(() => ['header', '.intro', 'main', '.dev']
+    .map((sel) => document.querySelector(sel)?.innerText ?? '').join('\n'));
+  const jargon = new RegExp([
+    /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b/.source,
+    /\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/.source,
+    /\b[a-z]+(?:_[a-z]+)+\b/.source, // a reason code
+    /\b(?:session|turn|task|server)\.[a-z_]+/.source, // a frame type
+    /\bGET \/|\/api\//.source, // a request
+  ].join('|'));
   const found = jargon.exec(text);
   assert.equal(found, null, `jargon in the page text: ${found?.[0]} in\n${text}`);
+}
+
+/**
+ * Every badge on screen (task list, session tabs) is whole: its text not cut (scrollWidth within
+ * clientWidth), its box inside its row or tab, inside the visible part of the list or tab strip
+ * (a scrolling strip clips what it scrolls away) and inside the viewport. Returns how many.
+ */
+export async function assertBadgesWhole(page) {
+  const found = await page.evaluate(() => {
+    window.scrollTo(0, 0); // a phone scrolls to a question: measure from the top of the page
+    const inside = (a, b, slack = 0.5) => a.left >= b.left - slack && a.right <= b.right + slack && a.top >= b.top - slack && a.bottom <= b.bottom + slack;
+    const box = (r) => ({ left: Math.round(r.left), right: Math.round(r.right), top: Math.round(r.top), bottom: Math.round(r.bottom) });
+    const view = { left: 0, top: 0, right: window.innerWidth, bottom: Infinity };
+    return [...document.querySelectorAll('.badge')].filter((b) => b.getClientRects().length > 0).map((badge) => {
+      const rect = badge.getBoundingClientRect();
+      const holder = badge.closest('[role="tab"], .task');
+      const strip = badge.closest('[role="tablist"], ul');
+      const holderRect = holder?.getBoundingClientRect();
+      // The strip's visible part: its padding box (what a scrolling strip shows).
+      const s = strip?.getBoundingClientRect();
+      const visible = s && { left: s.left + strip.clientLeft, right: s.left + strip.clientLeft + strip.clientWidth, top: -Infinity, bottom: Infinity };
+      return {
+        text: badge.textContent,
+        where: holder?.getAttribute('role') === 'tab' ? `tab ${holder.textContent}` : `task ${holder?.textContent}`,
+        box: box(rect),
+        whole: badge.scrollWidth <= badge.clientWidth && rect.width > 0,
+        inHolder: Boolean(holderRect && inside(rect, holderRect)),
+        inStrip: Boolean(visible && inside(rect, visible)),
+        inViewport: inside(rect, view),
+      };
+    });
+  });
+  for (const b of found) {
+    assert.ok(b.whole, `badge "${b.text}" (${b.where}) is cut: ${JSON.stringify(b)}`);
+    assert.ok(b.inHolder, `badge "${b.text}" sticks out of its ${b.where}: ${JSON.stringify(b)}`);
+    assert.ok(b.inStrip, `badge "${b.text}" (${b.where}) is outside the visible strip: ${JSON.stringify(b)}`);
+    assert.ok(b.inViewport, `badge "${b.text}" (${b.where}) is outside the viewport: ${JSON.stringify(b)}`);
+  }
+  return found.length;
+}
+
+/**
+ * Your answer to the open session's permission: clicks Approve or Deny in the session (the
+ * permission banner above the transcript; the agent panel has no such button) and waits until
+ * the permission row says so.
+ */
+export async function answerPermission(page, choice) {
+  const before = (await pageState(page)).permissions.filter((p) => p !== null).length;
+  await page.getByTestId('permission-banner').getByRole('button', { name: choice }).click();
+  await eventually(async () => {
+    const { permissions } = await pageState(page);
+    assert.equal(permissions.filter((p) => p !== null).length, before + 1, `the permission is ${choice === 'Approve' ? 'approved' : 'denied'}`);
+  }, { message: `${choice} in the session` });
 }
 
 export async function screenshot(page, name) {

@@ -7,13 +7,19 @@
 import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
 import { connect } from 'task-projection/connect';
 import * as api from './api';
+import { ReplayWatch, replayText } from './replay';
+import { frameWords, reasonWords, sessionLabel, shortId } from './words';
 import { isRecord, type Message, type RespondBody, type Session, type Task } from './wire';
 
 export type Route = { taskId: string | null; sessionId: string | null };
 export type Connection = 'connecting' | 'live' | 'offline';
-export interface ReasonEntry { n: number; source: string; reason: string }
+/**
+ * One line of the page's log: `what` in words (short labels for tasks and sessions), `reason` the
+ * code the store (or the page) gave it, `source` the wire terms (frame type, ids) for Details.
+ */
+export interface ReasonEntry { n: number; what: string; source: string; reason: string }
 /** What became of an answer, shown in the session it was given in (and nowhere else). */
-export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string }
+export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string; code?: string }
 
 const MESSAGE_KINDS: Record<string, 'added' | 'updated' | 'deleted'> = {
   'session.message.added': 'added',
@@ -25,8 +31,10 @@ const REMEMBERED_KEY = 'task-projection-demo:remembered-sessions';
 const DETAILS_KEY = 'task-projection-demo:details';
 /** Frames of the current server run kept for "Replay old messages" (the newest ones). */
 const CAPTURED_FRAMES = 300;
+/** How long "Replay old messages" waits for the frames it sent to come back through the socket. */
+const REPLAY_WAIT_MS = 5000;
 
-/** A simulator action in flight or just finished (the panel's status line). */
+/** A simulator action in flight or just finished (a status line). */
 export interface SimStatus { kind: 'busy' | 'info' | 'error'; text: string }
 
 const QUESTIONS = [
@@ -86,6 +94,8 @@ export class App {
   connection: Connection = 'connecting';
   /** A visible error (server unreachable, a failed load); cleared by the next successful load. */
   error: string | null = null;
+  /** The error's wire details (path, status, code): shown with Details on. */
+  errorDetail: string | null = null;
   selecting: string | null = null;
   taskListLoaded = false;
   /** The answers you submitted, per bundle: question_id → text (display only; the transcript
@@ -95,9 +105,14 @@ export class App {
   details = false;
   /** The server mounts the simulator (`GET /api/dev/sim`); `null` until the probe answered. */
   simulator: boolean | null = null;
+  /** The agent's or the server's last action (the panel's status line). */
   simStatus: SimStatus | null = null;
+  /** Your last approve / deny and the session it was in (shown there, under the permission). */
+  yourStatus: (SimStatus & { sessionId: string }) | null = null;
   /** Simulator actions finished so far (tests wait for it to move). */
   simDone = 0;
+  /** What the last "Replay old messages" came to, by the store's outcome of each frame. */
+  lastReplay: import('./replay').ReplayTally | null = null;
   /** Raw frames of the current server run (the newest, `task.updated` aside), and those of the
    * previous run (after a restart): what "Replay old messages" sends back through the simulator. */
   private runFrames: string[] = [];
@@ -106,6 +121,8 @@ export class App {
   reasonCount = 0;
   private hadConnection = false;
   private link: { close(): void } | null = null;
+  /** The replay in flight: its frames, counted as they come back. */
+  private replaying: ReplayWatch | null = null;
   private readonly remembered = new Map<string, string>();
   /** The task whose bare route (`#/task/ID`) already ran the selection machine. */
   private routeSelected: string | null = null;
@@ -140,7 +157,7 @@ export class App {
       onError: (error) => {
         // A malformed frame: the store threw and kept its state; show it in the reasons panel.
         const code = isRecord(error) && typeof error['code'] === 'string' ? error['code'] : 'error';
-        this.note('frame', `rejected_input:${code}`);
+        this.note('An update', 'frame', `rejected_input:${code}`);
       },
     });
     void api.simulatorAvailable().then((available) => {
@@ -175,13 +192,26 @@ export class App {
     });
   }
 
-  note(source: string, reason: string = this.store.lastReason()): void {
-    this.reasons.push({ n: ++this.reasonCount, source, reason });
+  note(what: string, source: string, reason: string = this.store.lastReason()): void {
+    this.reasons.push({ n: ++this.reasonCount, what, source, reason });
     if (this.reasons.length > 60) this.reasons.shift();
     this.render();
   }
 
   // ---- display caches -------------------------------------------------------------------------
+
+  /** A task's short label for the log: its title, else a short id. */
+  taskName(id: string): string {
+    const title = this.task(id)?.title;
+    return title ? `“${title.length > 40 ? `${title.slice(0, 38)}…` : title}”` : `task ${shortId(id)}`;
+  }
+
+  /** A session's short label for the log: its name and its task's. */
+  sessionName(id: string): string {
+    const s = this.session(id);
+    if (!s) return `session ${shortId(id)}`;
+    return s.task_id ? `${sessionLabel(s)} of ${this.taskName(s.task_id)}` : sessionLabel(s);
+  }
 
   task(id: string): Task | undefined {
     return this.tasks.get(id)?.value;
@@ -232,8 +262,9 @@ export class App {
       if (this.error?.startsWith('Could not load')) this.error = null;
       return true;
     } catch (e) {
-      this.error = `Could not load ${what}: ${e instanceof Error ? e.message : String(e)}`;
-      this.note(`load ${what}`, 'load_failed');
+      this.error = `Could not load ${what} (${failureWords(e)}).`;
+      this.errorDetail = e instanceof Error ? e.message : String(e);
+      this.note(`Loading ${what}`, `load ${what}`, 'load_failed');
       return false;
     } finally {
       this.render();
@@ -246,7 +277,7 @@ export class App {
       const since = this.seq;
       const tasks = await api.fetchTasks();
       this.store.applyTaskSnapshot(token, tasks);
-      this.note('GET /tasks');
+      this.note('The task list', 'GET /tasks');
       const ids = tasks.map((t) => t.id);
       for (const t of tasks) {
         const held = this.tasks.get(t.id);
@@ -264,7 +295,7 @@ export class App {
       const since = this.seq;
       const list = await api.fetchSessions(taskId);
       this.store.applySessionList(taskId, list);
-      this.note(`GET sessions of ${taskId}`);
+      this.note(`The sessions of ${this.taskName(taskId)}`, `GET sessions of ${taskId}`);
       this.setSessionList(taskId, list, since);
     });
   }
@@ -274,9 +305,9 @@ export class App {
       const since = this.seq;
       const [turns, page] = await Promise.all([api.fetchTurns(sessionId), api.fetchMessages(sessionId)]);
       this.store.applyTurnList(sessionId, turns);
-      this.note(`GET turns of ${sessionId}`);
+      this.note(`The turns of ${this.sessionName(sessionId)}`, `GET turns of ${sessionId}`);
       this.store.applyMessagePage(sessionId, page);
-      this.note(`GET messages of ${sessionId}`);
+      this.note(`The messages of ${this.sessionName(sessionId)}`, `GET messages of ${sessionId}`);
       this.setMessagePage(sessionId, page, since);
       this.loadedSessions.add(sessionId);
     });
@@ -351,9 +382,12 @@ export class App {
       load = { sessions: cached };
     }
     const outcome = this.store.settleSelection(ticket, load);
-    this.note(`select ${taskId} → ${outcome.kind}`);
+    this.note(`A click on ${this.taskName(taskId)}`, `select ${taskId} → ${outcome.kind}`);
     if (this.selecting === taskId) this.selecting = null;
-    if ('error' in load) this.error = `Could not load the sessions of the task (${load.timedOut ? 'timed out' : String(load.error)})`;
+    if ('error' in load) {
+      this.error = `Could not load the sessions of the task (${load.timedOut ? 'it took too long' : failureWords(load.error)}).`;
+      this.errorDetail = load.timedOut ? 'timed out' : load.error instanceof Error ? load.error.message : String(load.error);
+    }
     if (outcome.kind === 'session') this.navigate({ taskId, sessionId: outcome.sessionId });
     else if (outcome.kind === 'task_only') this.navigate({ taskId, sessionId: null });
     else this.render();
@@ -389,11 +423,13 @@ export class App {
       }
     }
     const payload = isRecord(frame) && isRecord(frame['payload']) ? frame['payload'] : {};
+    const replayed = this.replaying?.take(data, outcome, frame) ?? false;
     if (outcome.type === 'server.hello') return this.onHello(payload, outcome);
-    // Kept for the replay: every frame but `task.updated`, which carries no revision and by SPEC
-    // §7 overwrites the held summary whatever its age (docs/convergence.md, exception 1): a late
-    // one would put back an old summary, which is not what the restart scenario shows.
-    if (outcome.type !== 'task.updated') {
+    // Kept for the replay: every frame of this run (a replayed one is not) but `task.updated`,
+    // which carries no revision and by SPEC §7 overwrites the held summary whatever its age
+    // (docs/convergence.md, exception 1): a late one would put back an old summary, which is not
+    // what the restart scenario shows.
+    if (outcome.type !== 'task.updated' && !replayed) {
       this.runFrames.push(typeof data === 'string' ? data : JSON.stringify(frame));
       if (this.runFrames.length > CAPTURED_FRAMES) this.runFrames.shift();
     }
@@ -407,7 +443,7 @@ export class App {
     if (kind) {
       const sessionId = str('session_id');
       const id = str('message_id') || str('id');
-      this.note(`${type} ${id}`, reason);
+      this.note(frameWords(type, this.sessionName(sessionId)), `${type} ${id}`, reason);
       // The store judged the row stale or misrouted: the display copy keeps what it has too.
       if (reason === 'older_update_carries_no_projection' || reason === 'task_mismatch_rejected') return;
       let rows = this.messages.get(sessionId);
@@ -426,7 +462,7 @@ export class App {
     switch (type) {
       case 'turn.started':
       case 'turn.completed':
-        return this.note(`${type} ${str('id')}`, reason);
+        return this.note(frameWords(type, this.sessionName(str('session_id'))), `${type} ${str('id')}`, reason);
       case 'session.created':
       case 'session.state_changed': {
         const sessionId = str('id') || str('session_id');
@@ -435,29 +471,28 @@ export class App {
           const list = this.sessionLists.get(taskId);
           if (list && !list.includes(sessionId)) list.unshift(sessionId);
         }
-        this.note(`${type} ${sessionId}`, reason);
         // Misrouted, or older than the projection we hold (e.g. a delayed frame of an old run):
         // the display copy keeps its state too.
-        if (reason === 'task_mismatch_rejected' || reason === 'older_revision_rejected') return;
-        const held = this.sessions.get(sessionId)?.value;
-        const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
-        this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
-        return;
+        if (reason !== 'task_mismatch_rejected' && reason !== 'older_revision_rejected') {
+          const held = this.sessions.get(sessionId)?.value;
+          const fields = type === 'session.created' ? p : { state: p['state'], state_reason: p['reason'] };
+          this.sessions.set(sessionId, { value: { ...(held ?? { id: sessionId }), ...fields, id: sessionId } as Session, seq: this.seq });
+        }
+        return this.note(frameWords(type, this.sessionName(sessionId)), `${type} ${sessionId}`, reason);
       }
       case 'task.status_summary.updated':
-        return this.note(`${type} ${str('task_id')}`, reason);
+        return this.note(frameWords(type, this.taskName(str('task_id'))), `${type} ${str('task_id')}`, reason);
       case 'task.updated': {
-        this.note(`${type} ${str('id')}`, reason);
         const id = str('id');
         if (id) {
           if (!this.tasks.has(id)) this.taskOrder.unshift(id);
           this.tasks.set(id, { value: { ...this.tasks.get(id)?.value, ...(p as unknown as Task) }, seq: this.seq });
         }
-        return;
+        return this.note(frameWords(type, this.taskName(id)), `${type} ${id}`, reason);
       }
       case 'task.deleted': {
         const id = str('task_id');
-        this.note(`${type} ${id}`, reason);
+        this.note(frameWords(type, this.taskName(id)), `${type} ${id}`, reason);
         this.tasks.delete(id);
         this.taskOrder = this.taskOrder.filter((t) => t !== id);
         if (this.route.taskId === id) this.navigate({ taskId: null, sessionId: null });
@@ -465,7 +500,7 @@ export class App {
       }
       default:
         // task.stalled (shown only) and types this page does not know.
-        return this.note(`${type} ${str('task_id')}`.trim(), reason);
+        return this.note(frameWords(type, str('task_id') ? this.taskName(str('task_id')) : 'no task'), `${type} ${str('task_id')}`.trim(), reason);
     }
   }
 
@@ -484,7 +519,7 @@ export class App {
     this.epoch = epoch;
     this.connection = 'live';
     if (this.error?.startsWith('Cannot reach')) this.error = null;
-    this.note(`server.hello epoch ${epoch ?? '?'}`, outcome.refetch ? `${outcome.reason}_refetch` : outcome.reason);
+    this.note('The server’s greeting', `server.hello epoch ${epoch ?? '?'}${outcome.refetch ? ' (refetch)' : ''}`, outcome.reason);
   }
 
   // ---- answering ------------------------------------------------------------------------------
@@ -503,7 +538,7 @@ export class App {
     }
     this.busy.delete(pendingId);
     if (result.kind !== 'success') this.answers.delete(pendingId);
-    this.note(`respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
+    this.note('reject' in body ? 'Your skip' : 'Your answer', `respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
     switch (result.kind) {
       case 'success':
         this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipped.' : 'Answer delivered.', sessionId });
@@ -514,10 +549,10 @@ export class App {
         void this.loadSession(sessionId);
         break;
       case 'retryable':
-        this.notices.set(pendingId, { kind: 'error', text: `Could not deliver right now (${result.detail}). Try again.`, sessionId });
+        this.notices.set(pendingId, { kind: 'error', text: 'Could not deliver it right now. Try again.', sessionId, code: result.detail });
         break;
       case 'failed':
-        this.notices.set(pendingId, { kind: 'error', text: `The server could not deliver it (${result.detail}).`, sessionId });
+        this.notices.set(pendingId, { kind: 'error', text: 'The server could not take it.', sessionId, code: result.detail });
         break;
     }
     this.render();
@@ -529,23 +564,34 @@ export class App {
    * Runs one simulator action (a few `POST /api/dev/sim/*` calls in order) with the panel's
    * status line; `run` returns the line to show when it succeeded. One action at a time.
    */
-  private async play(busy: string, run: (call: SimCall) => Promise<string>): Promise<void> {
-    if (this.simStatus?.kind === 'busy') return;
-    this.simStatus = { kind: 'busy', text: busy };
+  private async play(busy: string, run: (call: SimCall) => Promise<string>, yours: string | null = null): Promise<void> {
+    if (this.simBusy()) return;
+    const set = (status: SimStatus) => {
+      if (yours === null) this.simStatus = status;
+      else this.yourStatus = { ...status, sessionId: yours };
+    };
+    set({ kind: 'busy', text: busy });
     this.render();
     const call: SimCall = async (route, body) => {
       const result = await api.sim(route, body);
       if (!result.ok) throw new SimError(result.code, result.message);
       return result.body;
     };
+    let failed = false;
     try {
-      this.simStatus = { kind: 'info', text: await run(call) };
+      set({ kind: 'info', text: await run(call) });
     } catch (e) {
-      this.simStatus = { kind: 'error', text: simErrorText(e) };
+      failed = true;
+      set({ kind: 'error', text: simErrorText(e) });
     }
     this.simDone++;
-    this.note(`simulator: ${busy.replace(/…$/, '')}`, this.simStatus.kind === 'error' ? 'simulator_failed' : 'simulator_ok');
+    this.note(`${yours === null ? 'Play the agent' : 'You'}: ${busy.replace(/…$/, '').toLowerCase()}`, `simulator: ${busy.replace(/…$/, '')}`, failed ? 'simulator_failed' : 'simulator_ok');
     this.render();
+  }
+
+  /** A simulator action is in flight (the page runs one at a time). */
+  simBusy(): boolean {
+    return this.simStatus?.kind === 'busy' || this.yourStatus?.kind === 'busy';
   }
 
   private next<T>(list: readonly T[]): T {
@@ -581,11 +627,13 @@ export class App {
     });
   }
 
+  /** Your answer to a permission (the session's Approve / Deny; the demo server records it
+   * through its simulator, having no permission endpoint of its own). */
   resolvePermission(sessionId: string, approve: boolean): Promise<void> {
     return this.play(approve ? 'Approving…' : 'Denying…', async (call) => {
       await call(api.simPath.resolvePermission(sessionId), { status: approve ? 'approved' : 'rejected' });
       return approve ? 'Approved.' : 'Denied.';
-    });
+    }, sessionId);
   }
 
   /** The agent goes away: its waiters end; an open question stays answerable (resumed). */
@@ -629,12 +677,24 @@ export class App {
     });
   }
 
-  /** Sends the frames this page received before the last restart to every socket again. */
+  /**
+   * Sends the frames this page received before the last restart to every socket again, waits for
+   * them to come back, and says what the store did with them (replay.ts): the late updates it
+   * ignored, counted as the "Why?" panel counts them, and the copies of what it already held.
+   */
   replayOldFrames(): Promise<void> {
     const frames = this.oldFrames;
     return this.play('Replaying old messages…', async (call) => {
-      const sent = (await call(api.simPath.replay(), { frames }))['sent'];
-      return `Replayed ${typeof sent === 'number' ? sent : frames.length} old messages.`;
+      const watch = (this.replaying = new ReplayWatch(frames, REPLAY_WAIT_MS));
+      try {
+        await call(api.simPath.replay(), { frames });
+        await watch.done;
+      } finally {
+        this.replaying = null;
+      }
+      const tally = watch.tally(frames.length);
+      this.lastReplay = tally;
+      return replayText(tally, { session: (id) => this.sessionName(id), task: (id) => this.taskName(id) }, reasonWords);
     });
   }
 
@@ -646,6 +706,12 @@ export class App {
       return 'The demo data is back to its start.';
     });
   }
+}
+
+/** Why a load failed, in words (the wire details go to Details). */
+function failureWords(e: unknown): string {
+  if (e instanceof api.HttpError) return e.status >= 500 ? 'the server had a problem' : e.status === 404 ? 'the server does not know it' : 'the server refused';
+  return 'the server did not answer';
 }
 
 type SimCall = (route: string, body: Record<string, unknown>) => Promise<Record<string, unknown>>;

@@ -1,13 +1,14 @@
-// The "Play the agent" panel: one button per simulator action, grouped by the scenario it plays,
-// each scenario with a sentence or two on what it shows. Shown only when the server mounts the
-// simulator (`GET /api/dev/sim`). The buttons act on the task and session being viewed; whether
-// Approve / Deny apply comes from the store (`hasPendingPermission`), like every other decision.
+// The "Play the agent" panel: one button per simulator action of the agent or the server, grouped
+// by the scenario it plays, each scenario with a sentence or two on what it shows. Shown only when
+// the server mounts the simulator (`GET /api/dev/sim`). The buttons act on the task and session
+// being viewed. What the user does (answer, skip, approve, deny) is in the session itself
+// (view.ts), never here.
 import type { App } from './app';
 import { byId, h, renderKeyed } from './dom';
 import { sessionLabel } from './words';
 
 type Act = 'new-task' | 'reset' | 'ask' | 'ask-bundle' | 'new-turn' | 'lifecycle-turn' | 'add-reviewer' | 'detach'
-  | 'ask-permission' | 'approve' | 'deny' | 'restart' | 'replay';
+  | 'ask-permission' | 'restart' | 'replay';
 
 interface Scenario {
   id: string;
@@ -57,13 +58,13 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'permission',
     title: 'A permission',
-    text: 'The agent asks before doing something risky. Approve or deny it; the agent carries on either way.',
-    acts: ['ask-permission', 'approve', 'deny'],
+    text: 'The agent asks before doing something risky. Approve or deny it in the session (above its transcript); the agent carries on either way.',
+    acts: ['ask-permission'],
   },
   {
     id: 'restart',
     title: 'A server restart',
-    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores it and nothing on screen changes (the “Why?” panel at the bottom lists each one as older).',
+    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores what is older than what it holds, nothing on screen changes, and the status line counts what was ignored as the “Why?” panel at the bottom does.',
     acts: ['restart', 'replay'],
   },
 ];
@@ -78,8 +79,6 @@ const LABEL: Record<Act, string> = {
   'add-reviewer': 'Add a reviewer who asks',
   detach: 'Detach the agent',
   'ask-permission': 'Ask for a permission',
-  approve: 'Approve',
-  deny: 'Deny',
   restart: 'Restart the server',
   replay: 'Replay old messages',
 };
@@ -115,28 +114,15 @@ function run(app: App, act: Act): void {
       return void app.detach(sessionId);
     case 'ask-permission':
       return void app.askPermission(sessionId);
-    case 'approve':
-      return void app.resolvePermission(sessionId, true);
-    case 'deny':
-      return void app.resolvePermission(sessionId, false);
   }
-}
-
-/** Approve / Deny for the session's pending permission (the session view's banner uses them too). */
-export function permissionButtons(app: App): HTMLElement[] {
-  const busy = app.simStatus?.kind === 'busy';
-  return (['approve', 'deny'] as const).map((act) =>
-    h('button', { type: 'button', class: act === 'approve' ? 'primary' : 'secondary', 'data-testid': act, disabled: busy, onclick: () => run(app, act) }, LABEL[act]));
 }
 
 export function paintSimulator(app: App): void {
   const panel = byId('sim-panel');
   panel.hidden = app.simulator !== true;
   if (app.simulator !== true) return;
-  const { store, route } = app;
-  const { taskId, sessionId } = route;
-  const permission = sessionId ? store.hasPendingPermission(sessionId) : false;
-  const busy = app.simStatus?.kind === 'busy';
+  const { taskId, sessionId } = app.route;
+  const busy = app.simBusy();
   const task = taskId ? app.task(taskId) : undefined;
   const target = sessionId ? `${sessionLabel(app.session(sessionId))} in “${task?.title || 'this task'}”` : null;
   const old = app.oldFrames.length;
@@ -151,9 +137,6 @@ export function paintSimulator(app: App): void {
         return old > 0;
       case 'add-reviewer':
         return taskId !== null;
-      case 'approve':
-      case 'deny':
-        return permission === true;
       default:
         return sessionId !== null;
     }
@@ -167,10 +150,10 @@ export function paintSimulator(app: App): void {
       title: act === 'replay' && old === 0 ? 'Restart the server first: the page replays what it received before the restart.' : null,
       onclick: () => run(app, act),
     }, act === 'replay' && old > 0 ? `${LABEL[act]} (${old})` : LABEL[act]);
-  const key = JSON.stringify([taskId, sessionId, target, permission, busy, app.simStatus, app.simDone, old, location.href]);
+  const key = JSON.stringify([taskId, sessionId, target, busy, app.simStatus, app.simDone, old, location.href]);
   renderKeyed(panel, key, () => [
     h('h2', { id: 'sim-title' }, 'Play the agent'),
-    h('p', { class: 'muted small' }, 'These buttons stand in for the agent and the server (the server’s simulator). They act on the session you have open.'),
+    h('p', { class: 'muted small' }, 'These buttons stand in for the agent and the server (the server’s simulator). They act on the session you have open; what you do (answer, skip, approve, deny) is in the session itself.'),
     h('p', { class: 'sim-target', 'data-testid': 'sim-target' }, target ? `Acting on: ${target}` : 'Open a task’s session to act in it.'),
     h('div', { class: 'sim-actions', 'data-scenario': 'panel' }, button('new-task'), button('reset')),
     h('p', {

@@ -3,13 +3,13 @@
 // currentTurnId). Display caches supply text and labels, never decisions. The user's text is
 // plain words (words.ts); ids, wire states and revisions appear with "Details" on.
 import type { PendingAction } from 'task-projection';
-import type { App } from './app';
+import type { App, ReasonEntry } from './app';
 import { byId, h, renderKeyed } from './dom';
-import { paintSimulator, permissionButtons } from './scenarios';
+import { paintSimulator } from './scenarios';
 import { renderWhy } from './why';
 import type { Message } from './wire';
 import {
-  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, sessionLabel, stateWords, turnNumbers, userText,
+  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, reasonWords, sessionLabel, stateWords, turnNumbers, userText,
 } from './words';
 
 function badge(action: PendingAction | null | undefined, testid: string): HTMLElement | null {
@@ -38,6 +38,8 @@ export function paint(app: App): void {
   const banner = byId('error-banner');
   banner.hidden = !app.error;
   banner.textContent = app.error ?? '';
+  const why = app.error && app.errorDetail ? detail(app, app.errorDetail) : null;
+  if (why) banner.append(why);
 
   // Task list ------------------------------------------------------------------------------------
   const tasks = app.taskOrder.map((id) => ({ id, task: app.task(id), action: store.taskPendingAction(id), summary: store.taskStatusSummary(id) }));
@@ -79,13 +81,20 @@ export function paint(app: App): void {
 
   // Why panel + the reason log -------------------------------------------------------------------
   paintWhy(app, route.sessionId, route.taskId);
+  // In words; the codes and wire terms stay in data-* attributes and, with Details on, a detail.
   const last = app.reasons.at(-1);
-  byId('last-reason').textContent = last ? `${last.source} → ${last.reason}` : '—';
+  renderKeyed(byId('last-reason'), JSON.stringify([last?.n ?? 0, app.details]), () => (last ? logLine(app, last) : ['—']));
+  const lastEl = byId('last-reason');
+  lastEl.dataset['reason'] = last?.reason ?? '';
+  lastEl.dataset['source'] = last?.source ?? '';
   byId('reason-log').dataset['count'] = String(app.reasonCount);
-  renderKeyed(byId('reason-log'), String(last?.n ?? 0), () =>
-    app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason }, h('code', {}, r.reason), ' ', r.source)),
+  renderKeyed(byId('reason-log'), JSON.stringify([last?.n ?? 0, app.details]), () =>
+    app.reasons.slice().reverse().map((r) => h('li', { 'data-reason': r.reason, 'data-source': r.source }, logLine(app, r))),
   );
 }
+
+/** A log entry in words: what it was, what became of it; the code and wire terms as a detail. */
+const logLine = (app: App, r: ReasonEntry) => [`${r.what}: ${reasonWords(r.reason)}.`, detail(app, `${r.reason} · ${r.source}`)];
 
 /**
  * The "Why?" panel: why the page shows what it shows for the session (and task) being viewed, in
@@ -136,7 +145,10 @@ function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: strin
             'data-session-id': id,
             'data-pending': action ?? 'none',
             onclick: () => app.navigate({ taskId, sessionId: id }),
-          }, sessionLabel(s), ' ', h('span', { class: 'state' }, stateWords(s.state, action)), badge(action, 'tab-pending')),
+            // The state in words is the open session's status line (once on screen); a tab
+            // names the session and, with its badge, what it waits for.
+            title: stateWords(s.state, action) || null,
+          }, h('span', { class: 'tab-label' }, sessionLabel(s)), badge(action, 'tab-pending')),
         ))
       : h('p', { class: 'muted' }, app.sessionLists.has(taskId) ? 'This task has no sessions.' : 'Loading sessions…'),
   ]);
@@ -182,14 +194,17 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   const status = byId('session-status');
   status.dataset['pending'] = action ?? 'none';
   status.dataset['currentTurn'] = currentTurn ?? '';
-  const simBusy = app.simStatus?.kind === 'busy';
-  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, simBusy]), () => [
+  const yours = app.yourStatus?.sessionId === sessionId ? app.yourStatus : null;
+  renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, app.simBusy(), yours]), () => [
     h('span', { 'data-testid': 'session-state', 'data-state': String(session?.state ?? ''), class: 'state' }, stateWords(session?.state, action) || 'Loading…'),
     detail(app, `state ${String(session?.state ?? '?')} · ${currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${currentTurn}`}`),
     permission
       ? h('div', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' },
         h('p', {}, 'The agent asks for your permission (see the transcript).'),
-        app.simulator ? h('div', { class: 'actions' }, permissionButtons(app)) : null)
+        app.simulator ? h('div', { class: 'actions' }, permissionButtons(app, sessionId)) : null,
+        yours && yours.kind !== 'info'
+          ? h('p', { class: `notice ${yours.kind}`, role: 'status', 'data-testid': 'permission-notice' }, yours.text)
+          : null)
       : null,
   ]);
 
@@ -221,6 +236,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   if (noticeEl) {
     noticeEl.textContent = notice?.text ?? '';
     noticeEl.className = `notice ${notice?.kind ?? ''}`;
+    noticeEl.dataset['code'] = notice?.code ?? '';
   }
   const busy = bundle?.pending_id ? app.busy.has(bundle.pending_id) : false;
   for (const b of slot.querySelectorAll('button')) b.disabled = busy;
@@ -232,7 +248,21 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
     if (!stale) status.append((stale = h('p', { 'data-testid': 'respond-notice', role: 'status' })));
     stale.className = `notice ${orphan[1].kind}`;
     stale.textContent = orphan[1].text;
+    stale.dataset['code'] = orphan[1].code ?? '';
   } else stale?.remove();
+}
+
+/**
+ * Approve / Deny: your answer to the session's pending permission. The demo server takes it
+ * through its simulator (it has no permission endpoint of its own), so without `--simulator` the
+ * banner only says what is asked.
+ */
+function permissionButtons(app: App, sessionId: string): HTMLElement[] {
+  const busy = app.simBusy();
+  return [
+    h('button', { type: 'button', class: 'primary', 'data-testid': 'approve', disabled: busy, onclick: () => void app.resolvePermission(sessionId, true) }, 'Approve'),
+    h('button', { type: 'button', class: 'secondary', 'data-testid': 'deny', disabled: busy, onclick: () => void app.resolvePermission(sessionId, false) }, 'Deny'),
+  ];
 }
 
 /**

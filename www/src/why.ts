@@ -5,7 +5,7 @@
 import type { OwnerExplanation, Reason, RejectedInput, RequestStanding, SessionExplanation, TurnStanding } from 'task-projection';
 import type { App } from './app';
 import { h } from './dom';
-import { detail, messageText, sessionLabel, shortId, turnNumbers } from './words';
+import { ACTION_TITLE, detail, messageText, sessionLabel, shortId, turnNumbers } from './words';
 
 export const TURN_WHY: Partial<Record<Reason, string>> = {
   open_turn_outranks_completed: 'an open turn comes before finished ones, however recent those are',
@@ -119,10 +119,14 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
         detail(app, r.pending_id ?? ''));
     })));
   }
-  if (app.details) {
-    const held = e.projection.revision ? `epoch ${e.projection.revision.epoch} · ${String(e.projection.revision.sequence)}` : 'none';
-    out.push(h('p', { class: 'detail' }, `Projection held: ${e.projection.known ? (e.projection.action ?? 'clean') : 'unknown'} at revision ${held}`));
-  }
+  // What the server last said about the session (its projection), in words; the action and the
+  // revision it carried only as a detail.
+  const { known, action, revision } = e.projection;
+  const held = revision ? `epoch ${revision.epoch} · sequence ${String(revision.sequence)}` : 'no revision';
+  out.push(h('p', { 'data-testid': 'why-projection', 'data-action': known ? (action ?? 'none') : 'unknown' },
+    h('strong', {}, 'The server’s last word: '),
+    !known ? 'not received yet.' : action ? `the session is ${ACTION_TITLE[action]}.` : 'nothing in the session waits for you.',
+    detail(app, `projection ${known ? (action ?? 'clean') : 'unknown'} · ${held}`)));
   out.push(h('p', { 'data-testid': 'why-rejected', 'data-count': String(e.rejected.length) },
     h('strong', {}, 'Late updates ignored: '), e.rejected.length ? String(e.rejected.length) : 'none', '.'));
   if (e.rejected.length) {
@@ -134,12 +138,20 @@ function sessionWhy(app: App, e: SessionExplanation): HTMLElement[] {
   return out;
 }
 
-function ownerWhy(app: App, e: OwnerExplanation): HTMLElement {
+function ownerWhy(app: App, e: OwnerExplanation): HTMLElement[] {
   const owner = e.owner.session_id;
   const target = owner ? sessionLabel(app.session(owner)) : 'the task itself';
-  return h('p', { 'data-testid': 'why-owner', 'data-reason': e.owner.reason },
-    h('strong', {}, 'Clicking the task opens '), target, ': ', words(OWNER_WHY, e.owner.reason), '.',
-    owner ? detail(app, shortId(owner)) : null);
+  // The task's own late updates (its summary); its sessions' are listed under the session.
+  const summaries = e.rejected.filter((r) => r.input === 'task.status_summary.updated').length;
+  return [
+    h('p', { 'data-testid': 'why-owner', 'data-reason': e.owner.reason },
+      h('strong', {}, 'Clicking the task opens '), target, ': ', words(OWNER_WHY, e.owner.reason), '.',
+      owner ? detail(app, shortId(owner)) : null),
+    summaries
+      ? h('p', { 'data-testid': 'why-summary-rejected', 'data-count': String(summaries) },
+        h('strong', {}, 'Late updates of the task’s summary ignored: '), String(summaries), '.')
+      : null,
+  ].filter((x): x is HTMLParagraphElement => x !== null);
 }
 
 /**
@@ -157,7 +169,7 @@ export function renderWhy(
   const key = JSON.stringify([owner, session, app.details, sessionId ? app.transcript(sessionId).length : 0]);
   render(key, () => {
     const out: HTMLElement[] = [];
-    if (owner) out.push(ownerWhy(app, owner));
+    if (owner) out.push(...ownerWhy(app, owner));
     if (session) out.push(...sessionWhy(app, session));
     if (!out.length) out.push(h('p', { class: 'muted' }, 'Open a task to see why it shows what it shows.'));
     return out;

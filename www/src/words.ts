@@ -90,3 +90,73 @@ export function userText(m: Message): string {
   }
   return raw;
 }
+
+// ---- the log of what the page did ("Why?" panel): each entry in words, its code kept in
+// `data-reason` (and shown with "Details" on) ----------------------------------------------------
+
+/** What became of an input or an action, by the code the store (or the page) gave it. */
+const REASON_WORDS: Record<string, string> = {
+  // what the store did with an input (`lastReason()`, `applyFrame`'s outcome)
+  applied: 'taken',
+  unchanged: 'already known, nothing changed',
+  older_revision_rejected: 'ignored (older than what the page holds)',
+  older_update_carries_no_projection: 'ignored (an older copy of a message)',
+  older_state_ignored: 'ignored (an older state than the one shown)',
+  deleted_message_stays_deleted: 'ignored (that message was deleted)',
+  task_mismatch_rejected: 'ignored (it names another task than its session’s)',
+  task_removed: 'ignored (the task was deleted)',
+  buffered_until_session_list: 'kept until the task’s sessions load',
+  buffered_until_turn_list: 'kept until the session’s turns load',
+  unknown_fetch_token: 'ignored (the page no longer waits for that load)',
+  not_stored: 'shown only, not kept',
+  unknown_frame_type: 'ignored (a kind of update the engine does not know)',
+  first_hello: 'first connection, the page loads what it shows',
+  same_epoch: 'connected again to the same server run, the page loads what it shows again',
+  new_epoch: 'the server restarted, the page loads what it shows again',
+  resumed: 'connected again, nothing was missed',
+  // which session a click on a task opens (`settleSelection`)
+  pending_owner: 'opens the session that waits for you',
+  owner_not_input_capable: 'opens the task only (no session can take your answer now)',
+  preferred_session: 'opens the session you had open last',
+  preferred_not_listed: 'opens the session you had open last',
+  primary_session: 'opens the main session',
+  first_listed_session: 'opens the newest session',
+  no_session: 'opens the task only (it has no session yet)',
+  superseded_by_newer_selection: 'nothing (you picked another task since)',
+  active_task_changed: 'nothing (you moved to another task)',
+  aborted: 'nothing (the load was stopped)',
+  task_gone: 'nothing (the task is gone)',
+  task_changed_during_load: 'opens the task only (what it waits for changed while its sessions loaded)',
+  load_failed_pending_task: 'opens the task only (its sessions did not load)',
+  load_failed_clean_task: 'opens the session you had open last, if any (its sessions did not load)',
+  ticket_not_current: 'nothing (a newer click counts)',
+  // the page's own codes
+  load_failed: 'failed (see the message at the top)',
+  rejected_input: 'refused (the engine could not read it)',
+  respond_success: 'delivered',
+  respond_conflict: 'not delivered (the question is no longer open)',
+  respond_retryable: 'not delivered this time (try again)',
+  respond_failed: 'not delivered (the server could not take it)',
+  simulator_ok: 'done',
+  simulator_failed: 'failed',
+};
+
+/** A log entry's code in words (codes the table lacks: their words, spelled out). */
+export const reasonWords = (code: string) => REASON_WORDS[code] ?? REASON_WORDS[code.split(':')[0] ?? ''] ?? code.replace(/[_:.]+/g, ' ');
+
+/** What a WebSocket frame is, by its `type`, before what it is about ("A new message in …"). */
+const FRAME_WORDS: Record<string, string> = {
+  'session.message.added': 'A new message in',
+  'session.message.updated': 'A message update in',
+  'session.message.deleted': 'A message deletion in',
+  'turn.started': 'A turn start in',
+  'turn.completed': 'A turn end in',
+  'session.created': 'The creation of',
+  'session.state_changed': 'A state change of',
+  'task.status_summary.updated': 'A summary update of',
+  'task.updated': 'An update of',
+  'task.deleted': 'The deletion of',
+  'task.stalled': 'A stall report about',
+};
+/** A frame in words: `about` names the session or task it is about (short labels). */
+export const frameWords = (type: string, about: string) => `${FRAME_WORDS[type] ?? 'An update of an unknown kind about'} ${about}`;
