@@ -25,4 +25,6 @@ export const BUDGETS = {
   'rules MVP wasm': { raw: 70_600, gzip: 28_200 },
   'rules fallback': { raw: 159_300, gzip: 42_600 },
   'rules fallback glue': { raw: 20_400, gzip: 3_500 },
+  'devtools/dom (minified bundle)': { raw: 36_000, gzip: 12_500 },
+  'devtools, React (minified bundle)': { raw: 38_000, gzip: 13_000 },
 };
