@@ -33,8 +33,17 @@ after(() => win.happyDOM.close());
 const HOOK = Symbol.for('task-projection.devtools.1');
 const SESSIONS = ['sess-1', 'sess-2', 'sess-3', 'sess-x', 'nobody'];
 const TASKS = ['task-1', 'task-2', 'task-9', 'nothing'];
-/** Lets the panel's frame (and the store's microtask) run. */
-const frame = () => new Promise((resolve) => win.setTimeout(resolve, 40));
+/** Lets the panel's frame run: a frame callback asked for after the panel's runs after it. */
+const frame = () => new Promise((resolve) => win.requestAnimationFrame(() => win.setTimeout(resolve, 0)));
+/** Waits until `check()` holds (at most `ms`): for what a timer or a channel brings. */
+async function until(check, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
 
 const panels = [];
 function mount(store, options) {
@@ -291,13 +300,17 @@ describe('looking changes nothing', () => {
 describe('rendering', () => {
   test('many changes in one turn: one render in the next frame; none while closed', async () => {
     const store = scenario(new ProjectionStore());
+    // No once-a-second refresh here: the renders counted are the notifications'.
     let renders = 0;
     const hook = store[HOOK];
     store[HOOK] = function counted(read) {
       renders += 1;
       return hook.call(this, read);
     };
+    const { setInterval } = win;
+    win.setInterval = () => 0;
     const panel = mount(store, { open: true });
+    win.setInterval = setInterval;
     await frame();
     renders = 0;
     for (let i = 0; i < 50; i++) {
@@ -422,8 +435,8 @@ describe('connection and stream position', () => {
     sockets[0].onmessage({ data: JSON.stringify({ type: 'server.hello', payload: { epoch: '2', started_at: '2026-12-01T09:00:00Z', stream: 'st-1', offset: 40 } }) });
     store.applyStreamPosition({ stream: 'st-1', offset: 40 }); // the refetch's REST state
     sockets[0].onmessage({ data: JSON.stringify({ type: 'task.stalled', payload: { task_id: 'task-1' }, offset: 41 }) });
-    await new Promise((r) => win.setTimeout(r, 1100)); // the offset moves without a store notification
-    assert.match(words($(panel, '[data-testid="stream"]')), /Event stream: at 41/);
+    // The offset moves without a store notification: the once-a-second refresh shows it.
+    assert.ok(await until(() => /Event stream: at 41/.test(words($(panel, '[data-testid="stream"]')))), words($(panel, '[data-testid="stream"]')));
     assert.match($(panel, '[data-testid="stream"] .details').textContent, /stream "st-1" · offset 41/);
     sockets[0].onclose({ code: 1006 });
     await frame();
@@ -563,7 +576,7 @@ describe('recording', () => {
       scenario(store);
       // The inspector attaches and is sent the trace so far, then again after a change.
       inspector.postMessage({ type: 'attach' });
-      await new Promise((r) => setTimeout(r, 50));
+      assert.ok(await until(() => received.length >= 1));
       assert.equal(received.length, 1);
       assert.equal(received[0].type, 'trace');
       assert.match(received[0].source, /^devtools-/);
@@ -573,8 +586,9 @@ describe('recording', () => {
       const n = steps(received[0].text);
       assert.ok(n >= 8, `${n} steps`);
       store.applyTurnList('sess-3', [{ id: 'turn-5', started_at: '2026-12-01T09:00:07Z', created_at: '2026-12-01T09:00:07Z', completed_at: null }]);
-      await new Promise((r) => setTimeout(r, 400));
-      assert.equal(received.length, 2, 'sent again after the change');
+      assert.ok(await until(() => received.length >= 2), 'sent again after the change');
+      await new Promise((r) => setTimeout(r, 300)); // (and once: one change, one trace)
+      assert.equal(received.length, 2);
       assert.equal(steps(received[1].text), n + 1);
       assert.equal(replayTrace(received[1].text).same, true, 'the joined segments replay as one recording');
       $(panel, '[data-testid="open-inspector"]').click();
@@ -589,7 +603,8 @@ describe('recording', () => {
       await frame();
       assert.equal(record.textContent, 'Start recording');
       assert.equal(words($(panel, '[data-testid="recording"]')), `Stopped: the trace holds ${n + 2} steps.`);
-      assert.equal(received.length, 3, 'the stopped trace sent to the inspector');
+      assert.ok(await until(() => received.length >= 3), 'the stopped trace sent to the inspector');
+      assert.equal(steps(received[2].text), n + 2);
       $(panel, '[data-testid="save-trace"]').click();
       const text = await saved.at(-1).text();
       assert.equal(saved.at(-1).type, 'application/x-ndjson');
