@@ -39,13 +39,16 @@ export function ProjectionDevtools({ store, connection = null, inspectorUrl = nu
   }
   // Whether the panel was open, across remounts (new props, StrictMode's second mount).
   const wasOpen = useRef(defaultOpen);
+  // By its text: a new URL object with the same address is the same prop (anything else goes to
+  // mountDevtools as it is, which refuses it).
+  const url = typeof URL === 'function' && inspectorUrl instanceof URL ? String(inspectorUrl) : inspectorUrl;
   useEffect(() => {
     if (live === null) return undefined;
-    const panel = mountDevtools(live, undefined, { connection, inspectorUrl, open: wasOpen.current });
+    const panel = mountDevtools(live, undefined, { connection, inspectorUrl: url, open: wasOpen.current });
     return () => {
       wasOpen.current = panel.isOpen();
       panel.unmount();
     };
-  }, [live, connection, inspectorUrl]);
+  }, [live, connection, url]);
   return null;
 }
