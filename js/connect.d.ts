@@ -13,6 +13,23 @@ export interface RefetchRequest {
   reason: FrameOutcome['reason'];
 }
 
+/** Where a connection stands: opening a socket, open, waiting before the next attempt (after a
+ * close or a handshake that timed out), or closed for good (`close()`). */
+export type ConnectionState = 'connecting' | 'open' | 'waiting' | 'closed';
+
+/** What `connect` returns. */
+export interface Connection {
+  /** Stops: closes the socket (code 1000) and reconnects no more. */
+  close(): void;
+  /** The last status: `"connecting"` at first, `"closed"` only after `close()` (a dropped
+   * connection goes on to `"waiting"` at once). */
+  state(): ConnectionState;
+  /** Calls `listener(status, detail)` after every status change (as `onStatus`; the detail of
+   * `"waiting"` is the delay in ms, of `"closed"` the close code or `"timeout"`); returns the function
+   * that stops it. A listener's exception is reported (`reportError`), not thrown. */
+  subscribe(listener: (state: ConnectionState, detail?: number | 'timeout') => void): () => void;
+}
+
 export interface ConnectOptions {
   /** Fetch what is asked and apply it to the store; may return a promise (a rejection goes to `onError`). */
   refetch(request: RefetchRequest): unknown;
@@ -20,7 +37,7 @@ export interface ConnectOptions {
    * app's own copy of what the store does not hold (message content). */
   onFrame?(outcome: FrameOutcome, data: unknown): void;
   /** `"connecting"`, `"open"`, `"waiting"` (detail: the delay in ms), `"closed"` (detail: the close code, or `"timeout"` when the handshake took longer than `openTimeoutMs`). */
-  onStatus?(status: 'connecting' | 'open' | 'waiting' | 'closed', detail?: number | 'timeout'): void;
+  onStatus?(status: ConnectionState, detail?: number | 'timeout'): void;
   /** A frame the store rejected (a TaskProjectionError; nothing changed) or a failed refetch. Default: `reportError`. */
   onError?(error: unknown): void;
   /** Backoff after a close: `minDelayMs × 2^failures`, at most `maxDelayMs`, times a random 0.5–1. Defaults 250 and 10,000. */
@@ -61,6 +78,7 @@ export interface FrameSink {
  * const link = connect(`${location.origin.replace(/^http/, "ws")}/api/v1/ws`, store, {
  *   refetch: ({ what, taskId }) => (what === "all" ? loadEverything() : loadSessions(taskId)),
  * });
+ * link.state(); // "connecting", then "open"
  * // later: link.close();
  */
-export function connect(url: string | URL, store: FrameSink, options: ConnectOptions): { close(): void };
+export function connect(url: string | URL, store: FrameSink, options: ConnectOptions): Connection;

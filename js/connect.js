@@ -51,7 +51,10 @@ function resumeUrl(url, since, stream) {
  * refetch that failed; default `reportError`), `minDelayMs` (250) and `maxDelayMs` (10,000) for the
  * backoff, `openTimeoutMs` (10,000: a socket that has not opened by then is closed and retried, as
  * a server that holds an upgrade without answering never closes it), and for tests `WebSocket`,
- * `setTimeout`, `clearTimeout`, `random`. Returns `{ close }`.
+ * `setTimeout`, `clearTimeout`, `random`. Returns `{ close, state, subscribe }`: `state()` is the last
+ * status (`"connecting"` at first; `"closed"` only after `close()`, as a dropped connection goes on
+ * to `"waiting"` at once), and `subscribe(listener)` calls `listener(status, detail)` with every
+ * status after `onStatus` (the devtools panel shows it), returning the function that stops it.
  */
 export function connect(url, store, options) {
   if (typeof url !== 'string' && !(url instanceof URL)) throw misuse('url', 'expected a string or URL');
@@ -102,11 +105,24 @@ export function connect(url, store, options) {
   let unsettled = 0;
   let refetchFailed = false;
 
+  // The last status and the listeners of `subscribe` (each entry once, removed by its unsubscribe).
+  let current = 'connecting';
+  let watchers = [];
+
   const status = (s, detail) => {
+    current = s;
     try {
       onStatus(s, detail);
     } catch (error) {
       report(error);
+    }
+    const listeners = watchers;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i].listener(s, detail);
+      } catch (error) {
+        report(error);
+      }
     }
   };
   const fail = (error) => {
@@ -253,6 +269,24 @@ export function connect(url, store, options) {
         }
       }
       status('closed');
+      // Nothing follows a close: the listeners are let go.
+      watchers = [];
+    },
+
+    /** `"connecting"`, `"open"`, `"waiting"` (for the next attempt) or `"closed"` (after `close()`). */
+    state() {
+      return current;
+    },
+
+    /** Calls `listener(status, detail)` after each status change (as `onStatus`); returns the
+     * function that stops it. */
+    subscribe(listener) {
+      if (typeof listener !== 'function') throw misuse('listener', 'expected a function');
+      const entry = { listener };
+      if (!stopped) watchers = watchers.concat(entry);
+      return () => {
+        watchers = watchers.filter((w) => w !== entry);
+      };
     },
   });
 }

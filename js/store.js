@@ -327,6 +327,8 @@ export class ProjectionStore {
       fast: true,
       // The recording in progress (startRecording), or undefined.
       rec: undefined,
+      // What the devtools hook's `read` is given, while it runs (development build).
+      held: undefined,
     });
   }
 
@@ -778,6 +780,30 @@ export const __testing = Object.freeze({
 });
 
 if (typeof Symbol === 'function' && Symbol.dispose) ProjectionStore.prototype[Symbol.dispose] = ProjectionStore.prototype.free;
+
+// The devtools panel's hook (`task-projection/devtools`, js/devtools-dom.js), under a symbol every
+// copy of this file shares (the `.1` is the protocol between the two files), so no public name:
+// `store[DEVTOOLS](read)` returns `read(held)`, `held` being what the wasm holds (`__held`:
+// `{ engine, tasks, sessions, sessionTasks }`, a session's task at its index or null); `read` asks
+// their answers through the public queries, and the `lastReason()` those overwrite is put back
+// after it, so that looking changes nothing of the store. A call inside `read` gets the same
+// `held`. The production build throws `development_only`.
+if (typeof Symbol === 'function' && Symbol.for) {
+  ProjectionStore.prototype[Symbol.for('task-projection.devtools.1')] = function devtools(read) {
+    const s = development(this, 'devtools');
+    if (typeof read !== 'function') throw notAFunction('read', read);
+    if (s.held !== undefined) return read(s.held);
+    const wasm = s.wasm;
+    s.held = wasm.__held(false);
+    try {
+      return read(s.held);
+    } finally {
+      s.held = undefined;
+      // (Unless `read` disposed of the store.)
+      if (s.wasm === wasm) wasm.__held(true);
+    }
+  };
+}
 
 // Session queries by handle when the id is known to the boundary (same answers, same objects, no
 // copy of the id into wasm).

@@ -80,9 +80,16 @@ export function assemblePackage({ version, description, license, repository }) {
       files.push(`${helper}${ext}`);
     }
   }
-  // What react.js and trace.js build on (not exports of their own): subscription.js (React-free),
-  // replay.js (`replayTrace`, on the development build's store: pkg/development/store.js).
-  for (const name of ['subscription.js', 'replay.js']) {
+  // The devtools panel: `./devtools` (js/devtools.js: `<ProjectionDevtools />` and mountDevtools)
+  // and `./devtools/dom` (js/devtools-dom.js: mountDevtools, no React), each with its declarations.
+  for (const name of ['devtools.js', 'devtools.d.ts', 'devtools-dom.js', 'devtools-dom.d.ts']) {
+    fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
+    files.push(name);
+  }
+  // What react.js, trace.js and the devtools build on (not exports of their own): subscription.js
+  // (React-free), replay.js (`replayTrace`, on the development build's store:
+  // pkg/development/store.js), the panel's words and its recording.
+  for (const name of ['subscription.js', 'replay.js', 'devtools-words.js', 'devtools-recording.js']) {
     fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
     files.push(name);
   }
@@ -97,6 +104,14 @@ export function assemblePackage({ version, description, license, repository }) {
   if (!fs.existsSync(readme)) fail('docs/package-readme.md is missing: it is the package\'s README.md');
   fs.copyFileSync(readme, path.join(pkgDir, 'README.md'));
   files.push('README.md');
+  // Its image (the devtools panel), beside it as in docs/, so that its relative link resolves in
+  // the package too.
+  for (const image of ['devtools.png']) {
+    const src = path.join(root, 'docs', image);
+    if (!fs.existsSync(src)) fail(`docs/${image} is missing: the consumer README shows it`);
+    fs.copyFileSync(src, path.join(pkgDir, image));
+    files.push(image);
+  }
   for (const doc of ['LICENSE', 'LICENSE-MIT']) {
     const src = path.join(root, doc);
     if (fs.existsSync(src)) {
@@ -130,6 +145,9 @@ export function assemblePackage({ version, description, license, repository }) {
       './connect': { types: './connect.d.ts', default: './connect.js' },
       './trace': { types: './trace.d.ts', node: './trace.node.js', 'edge-light': './trace.node.js', default: './trace.js' },
       './persist': { types: './persist.d.ts', default: './persist.js' },
+      // The devtools panel: with React (`ProjectionDevtools`, and mountDevtools), and without.
+      './devtools': { types: './devtools.d.ts', default: './devtools.js' },
+      './devtools/dom': { types: './devtools-dom.d.ts', default: './devtools-dom.js' },
       './loader': { types: './loader.d.ts', node: './loader.node.js', 'edge-light': './loader.node.js', default: './loader.js' },
       './mvp': { types, default: './mvp/index.js' },
       './fallback': { types, default: './fallback/index.js' },
@@ -148,7 +166,7 @@ export function assemblePackage({ version, description, license, repository }) {
     module: './index.js',
     types,
     files,
-    // React is needed by `./react` only.
+    // React is needed by `./react` and `./devtools` only.
     peerDependencies: { react: '>=18' },
     peerDependenciesMeta: { react: { optional: true } },
     // The modules that initialize at import (must never be dropped as side-effect free; trace.js

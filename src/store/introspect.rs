@@ -146,6 +146,14 @@ impl<P: Clone> ProjectionStore<P> {
         self.sessions.keys().map(|k| &**k)
     }
 
+    /// The sessions held with the task each belongs to (`None`: not known yet), in no particular
+    /// order: what the devtools panel lists (`js/devtools-dom.js`, through `__held`).
+    pub fn session_tasks(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        self.sessions
+            .iter()
+            .map(|(id, entry)| (&**id, entry.task_id.as_deref()))
+    }
+
     /// The ids of the tasks held (in no particular order).
     pub fn task_ids(&self) -> impl Iterator<Item = &str> {
         self.tasks.keys().map(|k| &**k)

@@ -6,7 +6,8 @@
 // errors. Resuming: a reconnection asks for the stream after the last offset the store took
 // (`since`, `stream` in the URL, its other parameters kept), a resumed hello asks no refetch, and
 // it does not ask to resume without a stream, after a failed or unfinished refetch, or past a
-// frame the store rejected.
+// frame the store rejected. The connection's state: `state()` and `subscribe()` (what the devtools
+// panel shows) follow the statuses.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ProjectionStore } from 'task-projection';
@@ -228,7 +229,65 @@ describe('connect', () => {
     assert.throws(() => connect('ws://x', {}, { refetch() {}, WebSocket: FakeSocket }), typed('store'));
     assert.throws(() => connect('ws://x', store, { WebSocket: FakeSocket }), typed('options.refetch'));
     assert.throws(() => connect('ws://x', store, { refetch() {}, WebSocket: 'no' }), typed('options.WebSocket'));
+    const link = connect('ws://x', store, { refetch() {}, WebSocket: FakeSocket });
+    assert.throws(() => link.subscribe('no'), typed('listener'));
+    link.close();
     store.free();
+  });
+
+  test('state() follows the statuses; subscribe() is told each change until unsubscribed or closed', () => {
+    const { made, clock, statuses, link, store } = setup({ minDelayMs: 100, maxDelayMs: 1000, openTimeoutMs: 5000 });
+    assert.equal(link.state(), 'connecting', 'a socket is being opened');
+    const told = [];
+    const stop = link.subscribe((state, detail) => told.push(detail === undefined ? state : `${state}:${detail}`));
+    const second = [];
+    link.subscribe((state) => second.push(state));
+    made[0].open();
+    assert.equal(link.state(), 'open');
+    made[0].drop(1013);
+    assert.equal(link.state(), 'waiting', 'a dropped connection waits for the next attempt');
+    clock.advance(100);
+    assert.equal(link.state(), 'connecting');
+    clock.advance(5000); // the handshake times out
+    assert.equal(link.state(), 'waiting');
+    assert.deepEqual(told, ['open', 'closed:1013', 'waiting:100', 'connecting', 'closed:timeout', 'waiting:200']);
+    assert.deepEqual(told, statuses.slice(1), 'the listener hears what onStatus hears, in the same order');
+    stop();
+    stop(); // twice: no-op
+    clock.advance(200);
+    made.at(-1).open();
+    assert.equal(link.state(), 'open');
+    assert.equal(told.length, 6, 'an unsubscribed listener hears nothing more');
+    assert.deepEqual(second.slice(-2), ['connecting', 'open'], 'the other listener still hears');
+    link.close();
+    assert.equal(link.state(), 'closed');
+    assert.equal(second.at(-1), 'closed', 'close() is told');
+    const late = [];
+    link.subscribe((state) => late.push(state));
+    clock.advance(60_000);
+    assert.deepEqual(late, [], 'nothing after close()');
+    assert.equal(link.state(), 'closed');
+    store.free();
+  });
+
+  test('a listener that throws is reported; the others and onStatus still hear', () => {
+    const reported = [];
+    const original = globalThis.reportError;
+    globalThis.reportError = (e) => reported.push(e.message);
+    try {
+      const { made, statuses, link, store } = setup();
+      const heard = [];
+      link.subscribe(() => { throw new Error('listener broke'); });
+      link.subscribe((state) => heard.push(state));
+      made[0].open();
+      assert.deepEqual(reported, ['listener broke']);
+      assert.deepEqual(heard, ['open']);
+      assert.equal(statuses.at(-1), 'open');
+      link.close();
+      store.free();
+    } finally {
+      globalThis.reportError = original;
+    }
   });
 });
 

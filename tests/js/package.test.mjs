@@ -78,8 +78,11 @@ describe('pkg/package.json', () => {
   });
 
   test('exports lists types, node, edge-light, default in that order', () => {
-    assert.deepEqual(Object.keys(pkg.exports), ['.', './development', './react', './connect', './trace', './persist', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
+    assert.deepEqual(Object.keys(pkg.exports), ['.', './development', './react', './connect', './trace', './persist', './devtools', './devtools/dom', './loader', './mvp', './fallback', './rules', './rules/mvp', './rules/fallback', './package.json']);
     assert.deepEqual(pkg.exports['./react'], { types: './react.d.ts', default: './react.js' });
+    // The devtools panel: with React, and without (no React import, for React-free apps).
+    assert.deepEqual(pkg.exports['./devtools'], { types: './devtools.d.ts', default: './devtools.js' });
+    assert.deepEqual(pkg.exports['./devtools/dom'], { types: './devtools-dom.d.ts', default: './devtools-dom.js' });
     assert.deepEqual(pkg.exports['./connect'], { types: './connect.d.ts', default: './connect.js' });
     assert.deepEqual(pkg.exports['./persist'], { types: './persist.d.ts', default: './persist.js' });
     // The recorder: for Node and edge with the top module's wasm instantiated (replayTrace).
@@ -119,9 +122,11 @@ describe('pkg/package.json', () => {
     assert.equal(pkg.module, './index.js');
     assert.equal(pkg.types, './task_projection.d.ts');
     // node.js initializes the wasm on import; the fallback glue instantiates the wasm2js module;
-    // trace.js (and trace.node.js) install the recorder.
+    // trace.js (and trace.node.js) install the recorder. The devtools modules do nothing at import:
+    // not listed, so an app that does not render the panel drops it.
     assert.deepEqual(pkg.sideEffects, ['./node.js', './development/node.js', './fallback/task_projection.js', './rules/node.js', './rules/fallback/task_projection.js', './trace.js', './trace.node.js']);
-    for (const f of ['node.js', 'index.js', 'store.js', 'development/node.js', 'development/index.js', 'development/store.js', 'development/task_projection_bg.wasm', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
+    for (const f of ['node.js', 'index.js', 'store.js', 'development/node.js', 'development/index.js', 'development/store.js', 'development/task_projection_bg.wasm', 'trace.js', 'trace.node.js', 'trace.d.ts', 'replay.js', 'persist.js', 'persist.d.ts',
+      'devtools.js', 'devtools.d.ts', 'devtools-dom.js', 'devtools-dom.d.ts', 'devtools-words.js', 'devtools-recording.js', 'devtools.png', 'load.js', 'read.js', 'task_projection.js', 'task_projection.d.ts', 'task_projection_bg.wasm',
       'loader.js', 'loader.node.js', 'loader-core.js', 'loader.d.ts', 'mvp/index.js', 'mvp/task_projection_bg.wasm', 'fallback/index.js',
       'rules/node.js', 'rules/index.js', 'rules/api.js', 'rules/read.js', 'rules/task_projection.js', 'rules/task_projection.d.ts',
       'rules/task_projection_bg.wasm', 'rules/mvp/index.js', 'rules/mvp/task_projection_bg.wasm', 'rules/fallback/index.js']) {

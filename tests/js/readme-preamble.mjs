@@ -5,7 +5,9 @@
 //     every FRAME_GAP_MS, until it is closed;
 //   - every console.log call's arguments are recorded and written, v8-serialized, to the file
 //     named by README_RECORD when the process exits (the test compares them with the block's
-//     `// → value` comments).
+//     `// → value` comments);
+//   - with README_DOM set (a block that imports task-projection/devtools), a browser's `window`
+//     and `document` (happy-dom), closed when the block is done.
 import fs from 'node:fs';
 import util from 'node:util';
 import v8 from 'node:v8';
@@ -77,3 +79,10 @@ console.log = (...args) => {
 process.on('exit', () => {
   if (process.env.README_RECORD) fs.writeFileSync(process.env.README_RECORD, v8.serialize(records));
 });
+
+if (process.env.README_DOM) {
+  const { Window } = await import('happy-dom');
+  const window = new Window({ url: 'http://localhost/', width: 1280, height: 800 });
+  Object.assign(globalThis, { window, document: window.document });
+  process.on('beforeExit', () => window.happyDOM.close());
+}

@@ -96,7 +96,8 @@ describe('the consumer README (docs/package-readme.md)', () => {
     test(`line ${block.line} (${block.lang}) runs in Node and prints what its comments say (${checks.length} checks)`, () => {
       const record = path.join(work, `L${block.line}.record`);
       const r = spawnSync(process.execPath, ['--enable-source-maps', '--import', preamble, fileOf(block, '.run.mjs')], {
-        cwd: work, encoding: 'utf8', timeout: 30_000, env: { ...process.env, README_RECORD: record },
+        cwd: work, encoding: 'utf8', timeout: 30_000,
+        env: { ...process.env, README_RECORD: record, README_DOM: block.code.includes('task-projection/devtools') ? '1' : '' },
       });
       const where = (line) => `docs/package-readme.md:${block.line + line}`;
       assert.equal(r.status, 0, `the block at line ${block.line} failed (${r.signal ?? `exit ${r.status}`}; README line = ${block.line} + the block's line):\n${r.stderr}`);

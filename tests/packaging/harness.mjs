@@ -252,3 +252,58 @@ export async function checkDemoPage(browser, url, { initScript, screenshot, back
     await context.close();
   }
 }
+
+/**
+ * Opens the devtools page at `url` (shared/DevtoolsDemo.tsx: the scenario's store, the panel open)
+ * and checks the panel: one panel; on the development build a session's and a task's explanation
+ * as the page's store gives them (`explain`, `explainOwner`, through `window.__store`), on the
+ * production build the one line that says it needs the development build. Screenshots it; page
+ * errors fail the check.
+ */
+export async function checkDevtoolsPage(browser, url, { build, screenshot }) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(`console: ${m.text()}`);
+  });
+  try {
+    await page.goto(url);
+    await page.waitForSelector('[data-testid="devtools-ready"]:not([data-version="-1"])', { timeout: 30_000 });
+    // (The host element has no size of its own: attached, not "visible".)
+    await page.waitForSelector('task-projection-devtools', { state: 'attached' });
+    assert.equal(await page.locator('task-projection-devtools').count(), 1, 'one panel (StrictMode mounts twice)');
+    // Playwright's CSS locators pierce the panel's open shadow root.
+    const panel = page.locator('task-projection-devtools');
+    if (build === 'production') {
+      await panel.locator('.notice').waitFor();
+      assert.match(await panel.locator('.notice').innerText(), /needs the development build of task-projection/);
+      assert.equal(await panel.locator('button.row').count(), 0);
+    } else {
+      await panel.locator('button.row[data-id="sess-owner"]').click();
+      assert.equal((await panel.locator('[data-testid="detail"] h3').innerText()).trim(), 'Session sess-owner');
+      const e = await page.evaluate(() => {
+        const x = window.__store.explain('sess-owner');
+        return { turn: x.current_turn.reason, question: x.clarification.reason, rejected: x.rejected.length, requests: x.requests.map((r) => `${r.id} ${r.standing}`) };
+      });
+      const attr = (testid, name) => panel.locator(`[data-testid="${testid}"]`).getAttribute(name);
+      assert.equal(await attr('why-current-turn', 'data-reason'), e.turn);
+      assert.equal(await attr('why-question', 'data-reason'), e.question);
+      assert.equal(await attr('why-rejected', 'data-count'), String(e.rejected));
+      assert.ok(e.rejected >= 1, 'the scenario\'s stale input is in the log');
+      const requests = await panel.locator('[data-testid="why-requests"] li').evaluateAll((lis) => lis.map((li) => `${li.dataset.messageId} ${li.dataset.standing}`));
+      assert.deepEqual(requests, e.requests);
+      assert.match(await panel.locator('[data-testid="why-question"]').innerText(), /^Question: the open question of the current turn is shown\./);
+      await panel.locator('#tp-tab-tasks').click();
+      await panel.locator('button.row[data-id="task-42"]').click();
+      const owner = await page.evaluate(() => window.__store.explainOwner('task-42').owner.reason);
+      assert.equal(await attr('why-owner', 'data-reason'), owner);
+      assert.match(await panel.locator('[data-testid="why-owner"]').innerText(), /^Clicking the task opens sess-owner: it is the session that waits for you\./);
+    }
+    await page.screenshot({ path: path.join(artifacts, screenshot) });
+    assert.deepEqual(errors, [], 'page errors');
+  } finally {
+    await context.close();
+  }
+}

@@ -9,14 +9,17 @@
 // server component from the REST API below and handed over with dehydrate()). Each build holds the
 // production wasm and nothing of the development build's, and serves the production wasm; under
 // `next dev` the page, the route handler and the edge runtime run the development build (explain()
-// works). Then `tsc --noEmit` of the app, the README's example included.
+// works). The devtools panel (<ProjectionDevtools />): under `next dev` it explains the page's store,
+// in the production builds it says it needs the development build, and the README's pages (which
+// render it in development only) carry none of it. Then `tsc --noEmit` of the app, the README's
+// example included.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, restBody } from '../js/readme-backend.mjs';
-import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, devEnv, env, exec, filesWithStoreWasm, freePort, here, launchBrowser, scenario, serve, wasmName } from './harness.mjs';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, checkDevtoolsPage, devEnv, env, exec, filesWithStoreWasm, freePort, here, launchBrowser, scenario, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
 const next = path.join(app, 'node_modules', '.bin', 'next');
@@ -68,6 +71,10 @@ describe('Next.js dev server (StrictMode double mount)', () => {
   test('client component under StrictMode: one store, the answer, no errors; the development build (explain() works, its wasm)', async () => {
     const { wasm } = await checkDemoPage(browser, `${server.url}/client`, { screenshot: 'next-dev-strict-client.png', backend: 'wasm (static import)', strictMode: true, build: 'development' });
     assert.deepEqual(wasm, ['development/task_projection_bg.wasm']);
+  });
+
+  test('the devtools panel (<ProjectionDevtools />, StrictMode): one panel; a session\'s and a task\'s explanation as the store gives them', async () => {
+    await checkDevtoolsPage(browser, `${server.url}/devtools`, { build: 'development', screenshot: 'next-dev-devtools.png' });
   });
 
   test('route handler and edge runtime: the development build (explain() works)', async () => {
@@ -150,6 +157,36 @@ for (const bundler of ['webpack', 'turbopack']) {
       // The production build: explain() throws development_only, and the .wasm served is its own.
       const { wasm } = await checkDemoPage(browser, `${server.url}/client`, { screenshot: `next-${bundler}-client.png`, backend: 'wasm (static import)' });
       assert.deepEqual(wasm, ['task_projection_bg.wasm']);
+    });
+
+    test('the devtools page on the production build: one line says the panel needs the development build', async () => {
+      await checkDevtoolsPage(browser, `${server.url}/devtools`, { build: 'production', screenshot: `next-${bundler}-devtools.png` });
+    });
+
+    test('the README\'s pages, which import the panel in development only, carry no devtools code; the devtools page does', async () => {
+      /** The JavaScript a page at `route` loads (by its load event and `ready`). */
+      const scripts = async (route, ready) => {
+        const page = await browser.newPage();
+        const bodies = [];
+        page.on('response', (r) => {
+          if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
+        });
+        try {
+          // (No backend here: the README page's REST and socket fail, and retry; its scripts load.)
+          await page.goto(`${server.url}${route}`, { waitUntil: 'load' });
+          await ready(page);
+          return await Promise.all(bodies);
+        } finally {
+          await page.close();
+        }
+      };
+      // A string of js/devtools-dom.js that minification keeps.
+      const MARKER = 'tp-devtools-panel';
+      const readme = await scripts('/readme/tasks/task-1', (page) => page.waitForTimeout(1500));
+      assert.ok(readme.length > 0, 'the README page loads scripts');
+      assert.deepEqual(readme.filter((text) => text.includes(MARKER)).length, 0, 'a README page script holds the panel');
+      const devtools = await scripts('/devtools', (page) => page.waitForSelector('task-projection-devtools', { state: 'attached' }));
+      assert.ok(devtools.some((text) => text.includes(MARKER)), 'the devtools page holds the panel (the check can tell)');
     });
 
     test('client component with loadTaskProjection(): wasm, MVP wasm (old WebView), JS (no WebAssembly)', async () => {

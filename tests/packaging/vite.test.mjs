@@ -2,12 +2,14 @@
 // `vite build`, `vite preview`, headless Chromium. The static import path, and the loader in
 // three engines: with WebAssembly, with WebAssembly 1.0 only (old WebViews), without WebAssembly.
 // The build carries the production wasm only; the dev server (`vite`, with the README's
-// optimizeDeps exclusion) serves the development build, whose explain() works.
+// optimizeDeps exclusion) serves the development build, whose explain() works. The devtools panel
+// (?mode=devtools, mountDevtools): it explains under the dev server, and says it needs the
+// development build in `vite build`'s output.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, checkDemoPage, devEnv, exec, filesWithStoreWasm, freePort, here, launchBrowser, serve, wasmName } from './harness.mjs';
+import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, checkDemoPage, checkDevtoolsPage, devEnv, exec, filesWithStoreWasm, freePort, here, launchBrowser, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'vite-app');
 /** The `.wasm` files of the built app's dist/assets, by which of the package's wasm each one is. */
@@ -63,6 +65,10 @@ describe('Vite app', () => {
     assert.deepEqual(requests.map((u) => which.get(u.split('/').pop())).filter(Boolean), ['task_projection_bg.wasm'], requests.join(', '));
   });
 
+  test('the devtools panel (mountDevtools, task-projection/devtools/dom) on the production build: one line says it needs the development build', async () => {
+    await checkDevtoolsPage(browser, `${server.url}?mode=devtools`, { build: 'production', screenshot: 'vite-devtools.png' });
+  });
+
   test('loadTaskProjection() on a WebAssembly 1.0 engine (old WebView) picks the MVP wasm', async () => {
     await checkDemoPage(browser, `${server.url}?mode=loader`, { initScript: MVP_ONLY_ENGINE, screenshot: 'vite-loader-mvp.png', backend: 'mvp' });
   });
@@ -92,5 +98,9 @@ describe('Vite dev server', () => {
   test('static import + init(): the development build (explain() works), its wasm fetched', async () => {
     const { wasm } = await checkDemoPage(browser, server.url, { screenshot: 'vite-dev-static.png', backend: 'wasm (static import)', strictMode: true, build: 'development' });
     assert.deepEqual(wasm, ['development/task_projection_bg.wasm']);
+  });
+
+  test('the devtools panel (mountDevtools, task-projection/devtools/dom): a session\'s and a task\'s explanation as the store gives them', async () => {
+    await checkDevtoolsPage(browser, `${server.url}?mode=devtools`, { build: 'development', screenshot: 'vite-dev-devtools.png' });
   });
 });

@@ -48,10 +48,11 @@ impl JsProjectionStore {
         object.into()
     }
 
-    // `__held(false)` → `{ engine, tasks, sessions }`: the crate version and the ids held, for
-    // the trace recorder (`js/trace.js`), which then asks their answers through the public
-    // queries; `__held(true)` afterwards puts back the `lastReason()` those queries overwrote.
-    // (Not a doc comment: wasm-bindgen would copy it into the JS glue.)
+    // `__held(false)` → `{ engine, tasks, sessions, sessionTasks }`: the crate version, the ids
+    // held and, for each session (same index), its task's id or `null`; for the trace recorder
+    // (`js/trace.js`) and the devtools panel (`js/devtools-dom.js`), which then ask their answers
+    // through the public queries; `__held(true)` afterwards puts back the `lastReason()` those
+    // queries overwrote. (Not a doc comment: wasm-bindgen would copy it into the JS glue.)
     #[wasm_bindgen(js_name = __held, skip_typescript)]
     pub fn held(&self, restore: bool) -> JsValue {
         if restore {
@@ -71,14 +72,13 @@ impl JsProjectionStore {
             "tasks",
             &store.task_ids().map(JsValue::from_str).collect::<Array>(),
         );
-        set(
-            &held,
-            "sessions",
-            &store
-                .session_ids()
-                .map(JsValue::from_str)
-                .collect::<Array>(),
-        );
+        let (sessions, tasks) = (Array::new(), Array::new());
+        for (id, task) in store.session_tasks() {
+            sessions.push(&JsValue::from_str(id));
+            tasks.push(&task.map_or(JsValue::NULL, JsValue::from_str));
+        }
+        set(&held, "sessions", &sessions);
+        set(&held, "sessionTasks", &tasks);
         held.into()
     }
 }
