@@ -79,9 +79,9 @@ function checkElement(element) {
 }
 
 function checkOptions(options) {
-  if (options === undefined || options === null) return { connection: null, inspectorUrl: null, open: false };
+  if (options === undefined || options === null) return { connection: null, inspectorUrl: null, open: false, record: false };
   if (!isObject(options)) throw typedError('invalid_type', 'options', `expected an object, got ${typeName(options)}`);
-  const { connection = null, inspectorUrl = null, open = false } = options;
+  const { connection = null, inspectorUrl = null, open = false, record = false } = options;
   if (connection !== null && (!isObject(connection) || typeof connection.state !== 'function' || typeof connection.subscribe !== 'function')) {
     throw typedError('invalid_type', 'options.connection', `expected what connect() returns (state() and subscribe()), got ${typeName(connection)}`);
   }
@@ -89,7 +89,8 @@ function checkOptions(options) {
     throw typedError('invalid_type', 'options.inspectorUrl', `expected a string or URL, got ${typeName(inspectorUrl)}`);
   }
   if (typeof open !== 'boolean') throw typedError('invalid_type', 'options.open', `expected a boolean, got ${typeName(open)}`);
-  return { connection, inspectorUrl: inspectorUrl === null ? null : String(inspectorUrl), open };
+  if (typeof record !== 'boolean') throw typedError('invalid_type', 'options.record', `expected a boolean, got ${typeName(record)}`);
+  return { connection, inspectorUrl: inspectorUrl === null ? null : String(inspectorUrl), open, record };
 }
 
 function checkTarget(target) {
@@ -204,7 +205,7 @@ dd { margin: 0; overflow-wrap: anywhere; }
  * Adds the devtools panel for `store` to `element` (default: `document.body`): a floating toggle
  * and, once opened, the panel. Options: `connection` (what `connect()` returned: its state is
  * shown), `inspectorUrl` (where "Open in inspector" goes; no button without it), `open` (start
- * open). Returns `{ open(target?), close(), toggle(), isOpen(), unmount(), host }`; `open({ sessionId })`
+ * open), `record` (start recording at once). Returns `{ open(target?), close(), toggle(), isOpen(), unmount(), host }`; `open({ sessionId })`
  * or `open({ taskId })` opens on that explanation. Bad arguments are TaskProjectionErrors.
  */
 export function mountDevtools(store, element, options) {
@@ -865,6 +866,8 @@ export function mountDevtools(store, element, options) {
     host.remove();
   }
 
+  // `record`: the recording starts now (before the store's first input, the trace is `fresh`).
+  if (o.record) toggleRecording();
   if (o.open) setOpen(true, false);
 
   return Object.freeze({
