@@ -527,7 +527,11 @@ describe('isolation', () => {
     assert.ok(panel.host.shadowRoot, 'an open shadow root');
     assert.equal(doc.querySelectorAll('style, link').length, styles, 'no style added to the page');
     assert.equal(doc.querySelectorAll('.row, .panel, .toggle, [role="dialog"]').length, 0, 'nothing of the panel in the page\'s tree');
-    assert.equal(panel.host.shadowRoot.querySelectorAll('style').length, 1);
+    // Its styles: one constructed stylesheet adopted by the shadow root (no <style> element, no
+    // style attribute written as text: a CSP without 'unsafe-inline' for styles allows both).
+    assert.equal(panel.host.shadowRoot.adoptedStyleSheets.length, 1);
+    assert.ok(panel.host.shadowRoot.adoptedStyleSheets[0].cssRules.length > 10);
+    assert.equal(panel.host.shadowRoot.querySelectorAll('style').length, 0);
     assert.match(panel.host.getAttribute('style'), /all: initial !important/);
     assert.equal(panel.host.children.length, 0);
     store.free();
