@@ -3,7 +3,9 @@
 // calls the server's simulator); the tests drive nothing through the simulator themselves, they
 // read REST state (and, for the replay, listen on a WebSocket of their own) to check what the page
 // shows. Each test starts its own server on a throwaway SQLite file (`--port 0 --simulator`);
-// the scenarios run at 1280×800 and at 390×844. Screenshots: tests/artifacts/e2e/*.png.
+// the scenarios run at 1280×800 and at 390×844. Why the page shows what it shows is the package's
+// devtools panel (its shadow root; Playwright's locators pierce it), checked against the store's
+// own explain() / explainOwner(). Screenshots: tests/artifacts/e2e/*.png.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -377,7 +379,7 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.equal(w.explain.turns[0].standing, 'current');
       assertWhyMatches(w);
       assert.match(w.shown.text, /from an earlier turn, overtaken/);
-    }, { message: 'the Why panel explains the overtaken question' });
+    }, { message: 'the devtools panel explains the overtaken question' });
 
     // Skip it. The agent continues and completes its turn: the older pending question must not
     // resurface (a legacy "last pending question" scan would bring it back).
@@ -486,7 +488,7 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.deepEqual(w.explainOwner.sessions.map((x) => [x.id, x.pending_action]).sort(), [[primary, null], [secondary, 'clarification']].sort());
       assertWhyMatches(w);
       assert.match(w.shown.text, /it is the session that waits for you/);
-    }, { message: 'the Why panel explains the owner' });
+    }, { message: 'the devtools panel explains the owner' });
     assert.deepEqual(problems, []);
   });
 
@@ -581,7 +583,7 @@ for (const [label, viewport] of VIEWPORTS) {
     }, { message: 'the page converges after the answer' });
     const before = await pageState(page);
     const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
-    // What the store's log held before the replay (the "Why?" panel counts from it).
+    // What the store's log held before the replay (the status line and the panel count from it).
     const logBefore = await page.evaluate(({ sessionId, taskId }) => ({
       session: window.demo.store.explain(sessionId).rejected.length,
       summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
