@@ -21,6 +21,12 @@ export interface DevtoolsOptions {
   inspectorUrl?: string | URL | null;
   /** Start open. Default `false`: only the toggle shows. */
   open?: boolean;
+  /**
+   * Start recording at once, as "Start recording" does (needs `import "task-projection/trace"`;
+   * else the panel says so). Mounted before the store's first input, the trace is `fresh`: every
+   * input from the first one. Default `false`.
+   */
+  record?: boolean;
 }
 
 /** What `open()` can show at once: a session's explanation, or a task's. */

@@ -11,7 +11,10 @@
 //   production build that hook throws `development_only`: the panel says it needs the development
 //   build, and throws nothing.
 // - Everything is in a shadow root on its own host element (`<task-projection-devtools>`), styles
-//   included; the host's inline `all: initial` keeps the page's inherited styles out.
+//   included; the host's `all: initial` keeps the page's inherited styles out. No inline style
+//   attribute or `<style>` element where the browser has constructed stylesheets: the styles go
+//   through the CSSOM, so a page whose Content-Security-Policy allows no inline style
+//   (`style-src 'self'`, as the reference server's) shows the panel styled.
 // - The list is virtualized (fixed-height rows, only those in view are in the DOM, each answered when
 //   it is drawn), so a store of 10,000 sessions opens and scrolls at once. It re-renders on the
 //   store's change notifications, at most once per animation frame, and every second while open
@@ -79,9 +82,9 @@ function checkElement(element) {
 }
 
 function checkOptions(options) {
-  if (options === undefined || options === null) return { connection: null, inspectorUrl: null, open: false };
+  if (options === undefined || options === null) return { connection: null, inspectorUrl: null, open: false, record: false };
   if (!isObject(options)) throw typedError('invalid_type', 'options', `expected an object, got ${typeName(options)}`);
-  const { connection = null, inspectorUrl = null, open = false } = options;
+  const { connection = null, inspectorUrl = null, open = false, record = false } = options;
   if (connection !== null && (!isObject(connection) || typeof connection.state !== 'function' || typeof connection.subscribe !== 'function')) {
     throw typedError('invalid_type', 'options.connection', `expected what connect() returns (state() and subscribe()), got ${typeName(connection)}`);
   }
@@ -89,7 +92,8 @@ function checkOptions(options) {
     throw typedError('invalid_type', 'options.inspectorUrl', `expected a string or URL, got ${typeName(inspectorUrl)}`);
   }
   if (typeof open !== 'boolean') throw typedError('invalid_type', 'options.open', `expected a boolean, got ${typeName(open)}`);
-  return { connection, inspectorUrl: inspectorUrl === null ? null : String(inspectorUrl), open };
+  if (typeof record !== 'boolean') throw typedError('invalid_type', 'options.record', `expected a boolean, got ${typeName(record)}`);
+  return { connection, inspectorUrl: inspectorUrl === null ? null : String(inspectorUrl), open, record };
 }
 
 function checkTarget(target) {
@@ -108,6 +112,8 @@ function builder(doc) {
         const v = attrs[key];
         if (v === undefined || v === null || v === false) continue;
         if (key === 'class') node.className = v;
+        // Through the CSSOM, not the `style` attribute (which a CSP without 'unsafe-inline' refuses).
+        else if (key === 'style') node.style.cssText = v;
         else if (key.startsWith('on')) node.addEventListener(key.slice(2), v);
         else node.setAttribute(key, v === true ? '' : String(v));
       }
@@ -201,10 +207,29 @@ dd { margin: 0; overflow-wrap: anywhere; }
 `;
 
 /**
+ * The panel's styles in its shadow root: a constructed stylesheet (allowed by a Content-Security-
+ * Policy without 'unsafe-inline' for styles), else a `<style>` element.
+ */
+function adoptStyles(root, view, h) {
+  const Sheet = view.CSSStyleSheet;
+  if (typeof Sheet === 'function' && Array.isArray(root.adoptedStyleSheets)) {
+    try {
+      const sheet = new Sheet();
+      sheet.replaceSync(STYLE);
+      root.adoptedStyleSheets = [sheet];
+      return;
+    } catch (_) {
+      // no constructable stylesheets here: the element below
+    }
+  }
+  root.append(h('style', {}, STYLE));
+}
+
+/**
  * Adds the devtools panel for `store` to `element` (default: `document.body`): a floating toggle
  * and, once opened, the panel. Options: `connection` (what `connect()` returned: its state is
  * shown), `inspectorUrl` (where "Open in inspector" goes; no button without it), `open` (start
- * open). Returns `{ open(target?), close(), toggle(), isOpen(), unmount(), host }`; `open({ sessionId })`
+ * open), `record` (start recording at once). Returns `{ open(target?), close(), toggle(), isOpen(), unmount(), host }`; `open({ sessionId })`
  * or `open({ taskId })` opens on that explanation. Bad arguments are TaskProjectionErrors.
  */
 export function mountDevtools(store, element, options) {
@@ -249,8 +274,8 @@ export function mountDevtools(store, element, options) {
 
   // ---- DOM ----
   const host = doc.createElement('task-projection-devtools');
-  // Inline and important: the page's styles reach no further than this element.
-  host.setAttribute('style', 'all: initial !important; position: fixed !important; width: 0 !important; height: 0 !important; z-index: 2147483000 !important;');
+  // On the element and important: the page's styles reach no further than this element.
+  host.style.cssText = 'all: initial !important; position: fixed !important; width: 0 !important; height: 0 !important; z-index: 2147483000 !important;';
   const root = host.attachShadow({ mode: 'open' });
   const panelId = 'tp-devtools-panel';
   const toggleButton = h('button', { type: 'button', class: 'toggle', 'aria-expanded': 'false', 'aria-controls': panelId, 'aria-label': 'Task projection devtools', title: 'Task projection devtools', onclick: () => toggle() }, 'Projection');
@@ -282,8 +307,8 @@ export function mountDevtools(store, element, options) {
   const body = h('div', { class: 'body' }, listPane, detail);
   const panel = h('section', { class: 'panel', id: panelId, role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'tp-title', hidden: true },
     h('header', {}, h('h2', { id: 'tp-title' }, 'Task projection'), closeButton), notice, statusBar, recordingBar, body);
-  const style = h('style', {}, STYLE);
-  root.append(style, toggleButton, panel);
+  adoptStyles(root, view, h);
+  root.append(toggleButton, panel);
   parent.append(host);
 
   // ---- events ----
@@ -865,6 +890,8 @@ export function mountDevtools(store, element, options) {
     host.remove();
   }
 
+  // `record`: the recording starts now (before the store's first input, the trace is `fresh`).
+  if (o.record) toggleRecording();
   if (o.open) setOpen(true, false);
 
   return Object.freeze({

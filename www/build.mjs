@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Builds the demo page into www/dist/ (gitignored): type-checks www/src with tsc (strict), bundles
-// it with esbuild (minified ES modules; `task-projection`, `task-projection/connect` and
-// `task-projection/trace` stay external, imported by their URLs /pkg/index.js, /pkg/connect.js and
-// /pkg/trace.js, which the server serves from pkg/): the demo (app.js), the recording it loads
-// with `?record` (record.js, record.css) and the inspector (inspect/: index.html, inspect.js, inspect.css);
-// copies index.html, boot.js and the minified style.css. Prints the bundles' raw and gzip sizes.
+// it with esbuild (minified ES modules; the package stays external, imported by its URLs under
+// /pkg/, which the server serves from pkg/: `task-projection` (its development build),
+// `task-projection/connect`, `task-projection/devtools/dom` (the devtools panel) and
+// `task-projection/trace` (imported with `?record` only)): the demo (app.js) and the inspector
+// (inspect/: index.html, inspect.js, inspect.css); copies index.html, boot.js and the minified
+// style.css. Prints the bundles' raw and gzip sizes, and those of the panel's files the page loads
+// from /pkg/.
 //
 //   node www/build.mjs            type-check + bundle
 //   node www/build.mjs --no-check bundle only
@@ -39,19 +41,21 @@ fs.mkdirSync(path.join(dist, 'inspect'), { recursive: true });
 // The package stays outside the bundles, imported by its URL on this server (pkg/ is served at
 // /pkg/, and its init() finds the .wasm next to /pkg/index.js through import.meta.url). By URL
 // rather than through an import map: the server's Content-Security-Policy allows no inline script.
-// The demo explains itself (`explain`, the recorder): it loads the package's development build,
-// as an app does under `next dev` or `vite` (the `development` export condition).
+// The demo explains itself (the devtools panel: `explain`, the recorder): it loads the package's
+// development build, as an app does under `next dev` or `vite` (the `development` export
+// condition). The panel comes from the same /pkg/ as the store, so it is the same package copy.
 const PACKAGE_URLS = {
   'task-projection': '/pkg/development/index.js',
   'task-projection/connect': '/pkg/connect.js',
+  'task-projection/devtools/dom': '/pkg/devtools-dom.js',
   'task-projection/trace': '/pkg/trace.js',
 };
 const byUrl = {
   name: 'task-projection-by-url',
   setup(build) {
-    build.onResolve({ filter: /^task-projection(\/connect|\/trace)?$/ }, (args) => ({ path: PACKAGE_URLS[args.path], external: true }));
-    // main.ts imports ./record.js (the recording, its own bundle) only with `?record`.
-    build.onResolve({ filter: /^\.\/record\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './record.js', external: true } : undefined));
+    build.onResolve({ filter: /^task-projection(\/connect|\/devtools\/dom|\/trace)?$/ }, (args) => ({ path: PACKAGE_URLS[args.path], external: true }));
+    // The inspector's words are the panel's own file (www/src/devtools-words.d.ts), by its URL.
+    build.onResolve({ filter: /^\/pkg\// }, (args) => ({ path: args.path, external: true }));
   },
 };
 const bundle = (entry, outfile) => esbuild.build({
@@ -66,32 +70,32 @@ const bundle = (entry, outfile) => esbuild.build({
   plugins: [byUrl],
   logLevel: 'warning',
 });
-// The demo (app.js); the recording it loads with `?record` (record.js, which imports
-// /pkg/trace.js); the inspector page (/inspect/).
+// The demo (app.js); the inspector page (/inspect/).
 await bundle('main.ts', 'app.js');
-await bundle('record.ts', 'record.js');
 await bundle('inspect.ts', 'inspect/inspect.js');
-for (const [from, to] of [['style.css', 'style.css'], ['record.css', 'record.css'], ['inspect.css', 'inspect/inspect.css']]) {
+for (const [from, to] of [['style.css', 'style.css'], ['inspect.css', 'inspect/inspect.css']]) {
   await esbuild.build({ entryPoints: [path.join(www, from)], outfile: path.join(dist, to), minify: true, logLevel: 'warning' });
 }
 fs.copyFileSync(path.join(www, 'index.html'), path.join(dist, 'index.html'));
 fs.copyFileSync(path.join(www, 'boot.js'), path.join(dist, 'boot.js'));
 fs.copyFileSync(path.join(www, 'inspect.html'), path.join(dist, 'inspect', 'index.html'));
 
-/** Prints each file of `names` (under dist/) and their total. */
-function sizes(label, names) {
+/** Prints each file of `names` (under `dir`, default dist/) and their total. */
+function sizes(label, names, dir = dist) {
   let raw = 0;
   let gz = 0;
   for (const name of names) {
-    const bytes = fs.readFileSync(path.join(dist, name));
+    const bytes = fs.readFileSync(path.join(dir, name));
     const z = zlib.gzipSync(bytes, { level: 9 }).length;
     raw += bytes.length;
     gz += z;
-    log(`dist/${name}: ${bytes.length} B (gzip ${z} B)`);
+    log(`${path.relative(root, path.join(dir, name))}: ${bytes.length} B (gzip ${z} B)`);
   }
   log(`${label}: ${raw} B raw, ${gz} B gzip`);
 }
-// The demo page as it loads without ?record (record.js and inspect/ are loaded only on demand).
+// The demo page (the inspector is loaded only on demand).
 sizes('www/dist total (the demo page; the package\'s own wasm + glue are served from /pkg/)', ['app.js', 'boot.js', 'index.html', 'style.css']);
-sizes('recording (?record, on top of the page and /pkg/trace.js)', ['record.js', 'record.css']);
+// The devtools panel the page loads from /pkg/ (the package's files as built, not minified).
+const panelFiles = ['devtools-dom.js', 'devtools-words.js', 'devtools-recording.js'];
+if (panelFiles.every((f) => fs.existsSync(path.join(root, 'pkg', f)))) sizes('the devtools panel (from /pkg/, on top of the page)', panelFiles, path.join(root, 'pkg'));
 sizes('inspector (/inspect/)', ['inspect/index.html', 'inspect/inspect.js', 'inspect/inspect.css']);

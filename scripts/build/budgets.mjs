@@ -25,7 +25,8 @@ export const BUDGETS = {
   'rules MVP wasm': { raw: 70_600, gzip: 28_200 },
   'rules fallback': { raw: 159_300, gzip: 42_600 },
   'rules fallback glue': { raw: 20_400, gzip: 3_500 },
-  // The devtools panel's JS as an app bundles it (esbuild, minified; set 2026-12-05).
-  'devtools/dom (minified bundle)': { raw: 34_700, gzip: 11_800 },
-  'devtools, React (minified bundle)': { raw: 36_600, gzip: 12_500 },
+  // The devtools panel's JS as an app bundles it (esbuild, minified; set 2026-12-05, raised the
+  // same day for its styles through the CSSOM under a strict CSP and the `record` option).
+  'devtools/dom (minified bundle)': { raw: 35_000, gzip: 11_900 },
+  'devtools, React (minified bundle)': { raw: 37_000, gzip: 12_600 },
 };

@@ -3,12 +3,16 @@
 // calls the server's simulator); the tests drive nothing through the simulator themselves, they
 // read REST state (and, for the replay, listen on a WebSocket of their own) to check what the page
 // shows. Each test starts its own server on a throwaway SQLite file (`--port 0 --simulator`);
-// the scenarios run at 1280×800 and at 390×844. Screenshots: tests/artifacts/e2e/*.png.
+// the scenarios run at 1280×800 and at 390×844. Why the page shows what it shows is the package's
+// devtools panel (its shadow root; Playwright's locators pierce it), checked against the store's
+// own explain() / explainOwner(). Screenshots: tests/artifacts/e2e/*.png.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import {
-  answerPermission, assertBadgesWhole, assertNoOverflow, assertPlainWords, browserSuite, connectFrames, eventually, newTaskOpened, openDemo,
-  overlay, pageState, play, route, screenshot, sessionTab, taskItem, why, assertWhyMatches,
+  answerPermission, assertBadgesWhole, assertNoOverflow, assertPanelControlsWhole, assertPlainWords, browserSuite, closePanel, connectFrames, connectionLine, devtools,
+  eventually, newTaskOpened, openDemo, overlay, pageState, play, route, screenshot, sessionTab, taskItem, why, assertWhyMatches, ARTIFACTS,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -112,6 +116,171 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.deepEqual(problems, []);
   });
 
+  test(`the devtools panel explains the session that waits (keyboard, the session's Why?); looking changes nothing; Open in inspector attaches (${label})`, async () => {
+    const { server, context } = await setup(viewport);
+    // `?record`: the panel records from the page's first input, so the inspector has a trace.
+    const { page, problems } = await openPlayable(context, server.url, '?record');
+    const { taskId, sessionId } = await newTask(page);
+    await play(page, 'ask', 'question');
+    const asked = await question(page);
+    await eventually(async () => assert.equal((await pageState(page)).sessionPending, 'clarification'));
+
+    // What the store answers before anyone looks (the objects kept, to compare identities).
+    const look = () => page.evaluate(({ t, s }) => {
+      const store = window.demo.store;
+      const lastReason = store.lastReason(); // first: the queries below set it
+      const answers = {
+        action: store.sessionPendingAction(s), question: store.pendingClarification(s), turn: store.currentTurnId(s),
+        permission: store.hasPendingPermission(s), hidden: store.hiddenMessageIds(s), task: store.taskPendingAction(t), owner: store.pendingOwner(t),
+        summary: store.taskStatusSummary(t),
+      };
+      const before = window.__answers;
+      window.__answers = answers;
+      return {
+        version: store.version(), lastReason, json: JSON.stringify(answers),
+        same: before ? Object.keys(answers).filter((k) => answers[k] !== before[k]) : null,
+        // What these queries left as the last reason (what the next look should find).
+        leftReason: store.lastReason(),
+      };
+    }, { t: taskId, s: sessionId });
+    const before = await look();
+
+    // Keyboard: Tab to the panel's toggle (the page's last control), Enter opens it.
+    assert.equal(await devtools(page, '.panel').isVisible(), false, 'closed at first');
+    const focusedInPanel = () => page.evaluate(() => {
+      const host = document.activeElement;
+      if (host?.localName !== 'task-projection-devtools') return null;
+      const el = host.shadowRoot.activeElement;
+      return el ? { cls: el.className, testid: el.dataset.testid ?? '', id: el.dataset.id ?? el.id ?? '', action: el.dataset.action ?? '', tag: el.localName } : null;
+    });
+    await page.evaluate(() => document.activeElement?.blur());
+    let tabs = 0;
+    while ((await focusedInPanel())?.cls !== 'toggle') {
+      assert.ok(++tabs < 150, 'Tab reaches the panel\'s toggle');
+      await page.keyboard.press('Tab');
+    }
+    await page.keyboard.press('Enter');
+    await devtools(page, '.panel').waitFor();
+    assert.equal(await page.evaluate(() => window.demo.devtools.isOpen()), true);
+    assert.deepEqual(await focusedInPanel().then((f) => f.id), 'tp-tab-sessions', 'the focus in the panel: its Sessions tab');
+    // The list, by keyboard: to the first row, then down to the session that waits for an answer.
+    await page.keyboard.press('Tab'); // the filter
+    await page.keyboard.press('Tab'); // the first row
+    for (let i = 0; (await focusedInPanel()).action !== 'clarification'; i++) {
+      assert.ok(i < 20, 'a row waits for an answer');
+      await page.keyboard.press('ArrowDown');
+    }
+    assert.equal((await focusedInPanel()).id, sessionId, 'the row of the session that waits is the page\'s session');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await focusedInPanel().then((f) => [f.tag, f.id]), ['h3', sessionId], 'its explanation, focused');
+
+    // The explanation's words are the store's explain(sessionId).
+    const explain = await page.evaluate((s) => window.demo.store.explain(s), sessionId);
+    const shown = await page.evaluate(() => {
+      const root = document.querySelector('task-projection-devtools').shadowRoot.querySelector('[data-testid="detail"]');
+      const words = (el) => {
+        if (!el) return null;
+        const copy = el.cloneNode(true);
+        for (const d of copy.querySelectorAll('.details')) d.remove();
+        return copy.textContent;
+      };
+      const h3 = root.querySelector('h3');
+      return {
+        heading: h3 ? { kind: h3.dataset.kind, id: h3.dataset.id } : null,
+        answers: Object.fromEntries([...root.querySelectorAll('[data-answer]')].map((dd) => [dd.dataset.answer, words(dd)])),
+        currentTurn: root.querySelector('[data-testid="why-current-turn"]')?.dataset.reason ?? null,
+        question: root.querySelector('[data-testid="why-question"]')?.dataset.reason ?? null,
+        turns: [...root.querySelectorAll('[data-testid="why-turns"] li')].map((e) => [e.dataset.turnId, e.dataset.standing]),
+        requests: [...root.querySelectorAll('[data-testid="why-requests"] li')].map((e) => [e.dataset.messageId, e.dataset.standing]),
+        rejected: [...root.querySelectorAll('[data-testid="why-rejected-list"] li')].map((e) => [e.dataset.input, e.dataset.reason]),
+        rejectedCount: Number(root.querySelector('[data-testid="why-rejected"]')?.dataset.count ?? NaN),
+        questionText: words(root.querySelector('[data-testid="why-question"]')),
+        rejectedText: words(root.querySelector('[data-testid="why-rejected"]')),
+        text: words(root),
+      };
+    });
+    assert.equal(explain.pending_action.value, 'clarification');
+    assert.equal(explain.clarification.pending_id, asked.pendingId);
+    assertWhyMatches({ explain, explainOwner: null, shown });
+    assert.equal(shown.answers['Waits for'], 'your answer');
+    assert.equal(shown.answers['Current turn'], explain.current_turn.id, 'the current turn');
+    assert.equal(shown.answers.Question, '1 question shown', 'the question shown');
+    assert.equal(shown.answers.Permission, 'none waits');
+    assert.equal(shown.questionText, 'Question: the open question of the current turn is shown.');
+    assert.equal(shown.rejectedCount, explain.rejected.length, 'the rejected inputs the store lists');
+    assert.equal(shown.rejectedText, `Late updates ignored: ${explain.rejected.length || 'none'}.`);
+    await assertPlainWords(page); // the open panel too, outside its details lines
+
+    // At 1280×800 and 390×844: the panel inside the viewport, nothing wider than it.
+    const layout = await page.evaluate(() => {
+      const root = document.querySelector('task-projection-devtools').shadowRoot;
+      const box = (el) => {
+        const r = el.getBoundingClientRect();
+        return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, visible: el.getClientRects().length > 0 };
+      };
+      const over = (el) => el.scrollWidth - el.clientWidth;
+      return {
+        panel: box(root.querySelector('.panel')), list: box(root.querySelector('.list-pane')), detail: box(root.querySelector('.detail')),
+        overflow: { panel: over(root.querySelector('.panel')), detail: over(root.querySelector('.detail')), body: over(root.querySelector('[data-testid="detail"]')) },
+        view: { width: innerWidth, height: innerHeight },
+      };
+    });
+    const inside = (b) => b.left >= -0.5 && b.right <= layout.view.width + 0.5 && b.top >= -0.5 && b.bottom <= layout.view.height + 0.5;
+    assert.ok(inside(layout.panel), `the panel inside the viewport: ${JSON.stringify(layout)}`);
+    assert.ok(inside(layout.detail), `the explanation inside the viewport: ${JSON.stringify(layout)}`);
+    for (const [what, px] of Object.entries(layout.overflow)) assert.ok(px <= 0, `${what}: ${px}px wider than its box`);
+    if (viewport === PHONE) {
+      assert.equal(Math.round(layout.panel.width), PHONE.width, 'a full-width sheet');
+      assert.equal(layout.list.visible, false, 'the explanation in place of the list');
+    }
+    await assertNoOverflow(page);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `devtools-panel-${viewport.width}.png`) });
+
+    // Escape: back to the row; Escape again: closed, the focus back on the toggle.
+    await page.keyboard.press('Escape');
+    assert.equal((await focusedInPanel()).id, sessionId, 'Escape: back on the row');
+    await page.keyboard.press('Escape');
+    await devtools(page, '.panel').waitFor({ state: 'hidden' });
+    assert.equal(await page.evaluate(() => window.demo.devtools.isOpen()), false);
+    assert.equal((await focusedInPanel())?.cls, 'toggle', 'the focus back on the toggle');
+
+    // The session's "Why?" opens the panel on it at once.
+    await page.getByTestId('why-button').click();
+    await devtools(page, `h3[data-kind="session"][data-id="${sessionId}"]`).waitFor();
+    assert.deepEqual(await focusedInPanel().then((f) => [f.tag, f.id]), ['h3', sessionId]);
+    assert.deepEqual(await devtools(page, '[data-answer="Waits for"]').evaluate((dd) => dd.firstChild.textContent), 'your answer');
+    await closePanel(page);
+
+    // Looking changed nothing: the version, the last reason, every answer (the same objects).
+    const after = await look();
+    assert.equal(after.version, before.version, 'store.version()');
+    assert.equal(after.lastReason, before.leftReason, 'store.lastReason(): as the test\'s own queries left it');
+    assert.equal(after.json, before.json);
+    assert.deepEqual(after.same, [], 'every answer the same object as before');
+
+    // "Open in inspector": the inspector (/inspect/) opens, attaches to this page's recording and
+    // shows its trace, the question included.
+    await page.getByTestId('why-button').click();
+    await devtools(page, '[data-testid="recording"]').filter({ hasText: 'Recording every input the store takes.' }).waitFor();
+    const [inspector] = await Promise.all([context.waitForEvent('page'), devtools(page, '[data-testid="open-inspector"]').click()]);
+    await inspector.locator('body[data-ready="true"]').waitFor();
+    assert.equal(new URL(inspector.url()).pathname, '/inspect/');
+    await eventually(async () => assert.equal(await inspector.getByTestId('live-status').getAttribute('data-state'), 'attached'), { message: 'the inspector attaches' });
+    const summary = inspector.getByTestId('trace-summary');
+    await eventually(async () => {
+      assert.ok(Number(await summary.getAttribute('data-steps')) > 0);
+      assert.equal(await summary.getAttribute('data-complete'), 'true');
+      assert.equal(await summary.getAttribute('data-same'), 'true');
+      const card = await inspector.locator(`[data-testid="answers-session"][data-id="${sessionId}"]`).getAttribute('data-answers');
+      assert.equal(JSON.parse(card).clarification?.pending_id, asked.pendingId);
+    }, { message: 'the trace reaches the inspector' });
+    await assertNoOverflow(inspector);
+    await inspector.screenshot({ path: path.join(ARTIFACTS, `devtools-inspector-${viewport.width}.png`) });
+    await inspector.close();
+    assert.deepEqual(problems, []);
+  });
+
   test(`every badge is whole, inside its tab and the viewport; a session's state shows once (${label})`, async () => {
     const { server, context } = await setup(viewport);
     const { page, problems } = await openPlayable(context, server.url);
@@ -123,6 +292,7 @@ for (const [label, viewport] of VIEWPORTS) {
       return list;
     }, { message: 'the demo tasks' });
     assert.equal(await assertBadgesWhole(page), 3, 'the task list\'s three badges');
+    assert.deepEqual((await assertPanelControlsWhole(page)).map((c) => c.text), ['Projection'], 'the devtools panel\'s toggle');
 
     // Each demo task opened by a click (its pending owner): the tab's badge is whole, and the
     // session's state ("Waiting for your answer / permission") is said once, in its status line.
@@ -139,6 +309,7 @@ for (const [label, viewport] of VIEWPORTS) {
       }, { message: `${task.title} opens` });
       const badges = await assertBadgesWhole(page);
       assert.ok(badges >= 1, `${task.title}: its tab's badge (${badges})`);
+      assert.deepEqual((await assertPanelControlsWhole(page)).map((c) => c.text), ['Projection', 'Why?'], 'the panel\'s toggle and the session\'s Why?');
       const words = pending === 'permission' ? 'Waiting for your permission' : 'Waiting for your answer';
       const main = await page.locator('main').innerText();
       assert.equal(main.split(words).length - 1, 1, `"${words}" once in:\n${main}`);
@@ -157,6 +328,7 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.ok(Object.values(tabs).filter((p) => p !== 'none').length >= 3, JSON.stringify(tabs));
     }, { message: 'the reviewers ask' });
     assert.ok(await assertBadgesWhole(page) >= 3);
+    assert.equal((await assertPanelControlsWhole(page)).length, 2);
     const tabsInView = await page.locator('[role="tab"]').evaluateAll((tabs) => tabs.every((t) => {
       const r = t.getBoundingClientRect();
       return r.left >= 0 && r.right <= window.innerWidth && t.scrollWidth <= t.clientWidth;
@@ -207,7 +379,7 @@ for (const [label, viewport] of VIEWPORTS) {
       assert.equal(w.explain.turns[0].standing, 'current');
       assertWhyMatches(w);
       assert.match(w.shown.text, /from an earlier turn, overtaken/);
-    }, { message: 'the Why panel explains the overtaken question' });
+    }, { message: 'the devtools panel explains the overtaken question' });
 
     // Skip it. The agent continues and completes its turn: the older pending question must not
     // resurface (a legacy "last pending question" scan would bring it back).
@@ -310,13 +482,13 @@ for (const [label, viewport] of VIEWPORTS) {
     await assertPlainWords(page);
     await screenshot(page, `secondary-owner-${viewport.width}`);
     await eventually(async () => {
-      const w = await why(page);
+      const w = await why(page, { task: true });
       assert.deepEqual(w.explainOwner.owner, { session_id: secondary, known: true, reason: 'pending_owner' });
       assert.equal(w.explainOwner.pending_action.value, 'clarification');
       assert.deepEqual(w.explainOwner.sessions.map((x) => [x.id, x.pending_action]).sort(), [[primary, null], [secondary, 'clarification']].sort());
       assertWhyMatches(w);
       assert.match(w.shown.text, /it is the session that waits for you/);
-    }, { message: 'the Why panel explains the owner' });
+    }, { message: 'the devtools panel explains the owner' });
     assert.deepEqual(problems, []);
   });
 
@@ -411,7 +583,7 @@ for (const [label, viewport] of VIEWPORTS) {
     }, { message: 'the page converges after the answer' });
     const before = await pageState(page);
     const reasonsBefore = Number(await page.getByTestId('reason-log').getAttribute('data-count'));
-    // What the store's log held before the replay (the "Why?" panel counts from it).
+    // What the store's log held before the replay (the status line and the panel count from it).
     const logBefore = await page.evaluate(({ sessionId, taskId }) => ({
       session: window.demo.store.explain(sessionId).rejected.length,
       summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
@@ -452,21 +624,28 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.deepEqual(await pageState(page), before, 'page state unchanged by old-epoch frames');
     await assertPlainWords(page);
 
-    // The status line counts what the store did with each replayed frame, as the "Why?" panel
-    // counts: the late updates it ignored about the session (the session's explanation lists
-    // them), about the task's summary (the task's explanation lists it), and the rest (a turn
-    // event carries no revision: a copy of a turn held is "already known", not ignored). It said
-    // "Replayed 5 old messages" beside "Late updates ignored: 4".
+    // The status line counts from the store itself: the late updates ignored are what the store's
+    // log of rejected inputs gained (what the devtools panel lists): about the session (its
+    // explanation lists them), about the task's summary (the task's explanation lists it); the rest
+    // by the store's outcome of each frame (a turn event carries no revision: a copy of a turn held
+    // is "already known", not ignored). It said "Replayed 5 old messages" beside "Late updates
+    // ignored: 4".
     const status = await page.getByTestId('sim-status').innerText();
     const tally = await page.evaluate(() => {
       const t = window.demo.lastReplay;
-      return { sent: t.sent, back: t.back, bySession: Object.fromEntries(t.ignoredBySession), summaries: Object.fromEntries(t.ignoredSummaries), other: Object.fromEntries(t.other) };
+      return {
+        sent: t.sent, back: t.back, atLeast: t.atLeast, bySession: Object.fromEntries(t.ignoredBySession),
+        summaries: Object.fromEntries(t.ignoredSummaries), byTask: Object.fromEntries(t.ignoredByTask), other: Object.fromEntries(t.other),
+      };
     });
     assert.equal(tally.sent, count);
     assert.equal(tally.back, count, 'every replayed frame came back to the page');
+    assert.equal(tally.atLeast, false);
+    assert.deepEqual(tally.byTask, {});
     const logAfter = await page.evaluate(({ sessionId, taskId }) => ({
       session: window.demo.store.explain(sessionId).rejected.length,
       summaries: window.demo.store.explainOwner(taskId).rejected.filter((r) => r.input === 'task.status_summary.updated').length,
+      task: window.demo.store.explainOwner(taskId).rejected.length,
     }), { sessionId, taskId });
     assert.deepEqual(Object.keys(tally.bySession), [sessionId], 'every ignored frame was about the one session');
     assert.equal(tally.bySession[sessionId], logAfter.session - logBefore.session, 'the status counts what the store logged for the session');
@@ -474,12 +653,16 @@ for (const [label, viewport] of VIEWPORTS) {
     const ignored = tally.bySession[sessionId] + (tally.summaries[taskId] ?? 0);
     assert.equal(ignored + Object.values(tally.other).reduce((a, b) => a + b, 0), count, 'every frame accounted for');
     assert.ok(Object.keys(tally.other).every((reason) => reason === 'unchanged'), JSON.stringify(tally.other));
+    // The store's outcome of each replayed frame (the page's log) agrees: as many rejections.
+    const rejections = handled.filter((l) => /^(older_revision_rejected|older_update_carries_no_projection|older_state_ignored|deleted_message_stays_deleted|task_mismatch_rejected|task_removed) /.test(l));
+    assert.equal(rejections.length, ignored, `the frames the store rejected:\n${handled.join('\n')}`);
     assert.match(status, new RegExp(`^The server sent ${count} old messages again\\. `), status);
     assert.match(status, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]} about `), status);
     if (tally.summaries[taskId]) assert.match(status, new RegExp(`; ${tally.summaries[taskId]} about the summary of `), status);
     if (tally.other.unchanged) assert.match(status, new RegExp(`The rest: ${tally.other.unchanged} (was|were) already known`), status);
     // Why: the store lists the replayed inputs as rejected, from before the restart, each with
-    // the old-epoch revision it carried and the new-epoch one held.
+    // the old-epoch revision it carried and the new-epoch one held; the panel, opened by the
+    // session's "Why?", says so in words.
     const w = await why(page);
     const fromBefore = w.explain.rejected.filter((r) => r.detail === 'older_epoch');
     assert.ok(fromBefore.length > 0, JSON.stringify(w.explain.rejected));
@@ -490,14 +673,18 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.equal(w.explain.projection.revision.epoch, epoch2);
     assertWhyMatches(w);
     assert.match(w.shown.text, /from before the server restarted/);
-    // ... and the panel's words agree with the status line's (nothing was ignored before).
+    // ... and the panel's words agree with the status line's and the store's log (nothing was
+    // ignored before): the session's "Late updates ignored: N.", and the task's, which lists its
+    // sessions' and its summary's.
     assert.equal(logBefore.session, 0);
     assert.equal(w.shown.rejectedCount, tally.bySession[sessionId]);
     assert.match(w.shown.text, new RegExp(`Late updates ignored: ${tally.bySession[sessionId]}\\.`));
-    if (tally.summaries[taskId]) {
-      assert.equal(logBefore.summaries, 0);
-      assert.match(w.shown.text, new RegExp(`Late updates of the task’s summary ignored: ${tally.summaries[taskId]}\\.`));
-    }
+    const t = await why(page, { task: true, keepOpen: true });
+    assertWhyMatches(t);
+    assert.equal(logBefore.summaries, 0);
+    assert.equal(t.shown.rejectedCount, logAfter.task);
+    assert.equal(t.shown.rejected.filter(([input]) => input === 'task.status_summary.updated').length, tally.summaries[taskId] ?? 0);
+    assert.equal(t.shown.rejected.filter(([input]) => input !== 'task.status_summary.updated').length, logAfter.task - logAfter.summaries);
     await assertPlainWords(page); // the open panel and its log too
     await screenshot(page, `restart-old-epoch-rejected-${viewport.width}`);
     assert.deepEqual(problems, []);
@@ -579,12 +766,13 @@ for (const [label, viewport] of VIEWPORTS) {
     const { sessionId } = await route(page);
     await page.getByTestId('details-toggle').click();
     await eventually(async () => {
-      assert.match(await page.getByTestId('connection').innerText(), /epoch \d+/);
+      assert.match(await connectionLine(page).innerText(), /epoch \d+/);
       assert.match(await page.locator('main').innerText(), new RegExp(`current turn turn-|${sessionId}|permission_request`));
     });
     await screenshot(page, `details-on-${viewport.width}`);
     await page.getByTestId('details-toggle').click();
-    await eventually(async () => assert.equal(await page.getByTestId('detail').count(), 0));
+    // (The page's own details: the devtools panel keeps its codes in details lines of its own.)
+    await eventually(async () => assert.equal(await page.evaluate(() => document.querySelectorAll('[data-testid="detail"]').length), 0));
     await assertPlainWords(page);
 
     // Reset again: the demo data is back (new tasks, the same pending actions).
@@ -652,7 +840,7 @@ test('answering in one tab clears the question in the other (and both show the s
     await page.bringToFront();
     await page.getByRole('alert').waitFor({ state: 'visible' });
     assert.match(await page.getByRole('alert').innerText(), /Cannot reach the server/);
-    assert.equal(await page.getByTestId('connection').innerText(), 'Offline');
+    assert.equal(await connectionLine(page).innerText(), 'Offline');
   }
   await screenshot(b.page, 'two-tabs-server-gone');
 });

@@ -168,7 +168,10 @@ export async function openDemo(context, url, hash = '') {
 
 export const taskItem = (page, taskId) => page.locator(`[data-testid="task-item"][data-task-id="${taskId}"]`);
 export const sessionTab = (page, sessionId) => page.locator(`[role="tab"][data-session-id="${sessionId}"]`);
-export const overlay = (page) => page.getByRole('dialog');
+/** The question's dialog (the page's own: the devtools panel is a dialog too, in its shadow root). */
+export const overlay = (page) => page.locator('#overlay-slot').getByRole('dialog');
+/** The header's connection line (the devtools panel has one too). */
+export const connectionLine = (page) => page.locator('header [data-testid="connection"]');
 
 /** The page's state as the tests read it (all from the DOM). */
 export async function pageState(page) {
@@ -238,23 +241,50 @@ export async function play(page, action, scenario = 'panel') {
   assert.equal(await status.getAttribute('data-kind'), 'info', `${action}: ${await status.textContent()}`);
 }
 
+/** What the package's devtools panel shows (its shadow root): the toggle, and the open panel's
+ * text without its details lines (where its codes are) and without what is hidden. */
+export async function panelWords(page) {
+  return page.evaluate(() => {
+    const root = document.querySelector('task-projection-devtools')?.shadowRoot;
+    if (!root) return null;
+    const out = [root.querySelector('.toggle')?.textContent ?? ''];
+    const panel = root.querySelector('.panel');
+    if (panel && !panel.hidden) {
+      // A copy without the details lines, the hidden parts and the styles.
+      const copy = panel.cloneNode(true);
+      for (const n of copy.querySelectorAll('.details, [hidden], style')) n.remove();
+      out.push(copy.textContent);
+    }
+    return out.join('\n');
+  });
+}
+
+const JARGON = [
+  /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b/.source,
+  /\{"answers"/.source,
+  /\b[a-z]+(?:_[a-z]+)+\b/.source, // a reason code
+  /\b(?:session|turn|task|server)\.[a-z_]+/.source, // a frame type
+  /\bGET \/|\/api\//.source, // a request
+];
+const IDS = /\b(task|session|turn|msg|pending)-[0-9a-f]{6,}/.source;
+
 /**
- * The text a person reads (header, the landing sentences, list, session, the agent panel, and the
- * "Why?" panel with its log when it is open), Details off, has no wire states, ids, revisions,
- * epochs, reason codes (`new_epoch`, `simulator_ok`) or frame types (`session.message.added`).
+ * The text a person reads (header, the landing sentences, list, session, the agent panel, the
+ * page's log when it is open), Details off, has no wire states, ids, revisions, epochs, reason
+ * codes (`new_epoch`, `simulator_ok`) or frame types (`session.message.added`). Nor has the
+ * package's devtools panel (its toggle; open, its text outside its details lines), whose subject
+ * is the ids the store holds: ids are the one thing it names in words.
  */
 export async function assertPlainWords(page) {
-  const text = await page.evaluate(() => ['header', '.intro', 'main', '.dev']
+  const text = await page.evaluate(() => ['header', '.intro', 'main', '.log']
     .map((sel) => document.querySelector(sel)?.innerText ?? '').join('\n'));
-  const jargon = new RegExp([
-    /WAITING_FOR_INPUT|RUNNING|\bIDLE\b|\bCOMPLETED\b|\brejected\b|\brev \d|\bepoch\b/.source,
-    /\b(task|session|turn|msg|pending)-[0-9a-f]{6,}|\{"answers"/.source,
-    /\b[a-z]+(?:_[a-z]+)+\b/.source, // a reason code
-    /\b(?:session|turn|task|server)\.[a-z_]+/.source, // a frame type
-    /\bGET \/|\/api\//.source, // a request
-  ].join('|'));
+  const jargon = new RegExp([...JARGON, IDS].join('|'));
   const found = jargon.exec(text);
   assert.equal(found, null, `jargon in the page text: ${found?.[0]} in\n${text}`);
+  const panel = await panelWords(page);
+  assert.notEqual(panel, null, 'the page has the devtools panel');
+  const inPanel = new RegExp(JARGON.join('|')).exec(panel);
+  assert.equal(inPanel, null, `jargon in the devtools panel outside its details lines: ${inPanel?.[0]} in\n${panel}`);
 }
 
 /**
@@ -294,6 +324,31 @@ export async function assertBadgesWhole(page) {
     assert.ok(b.inViewport, `badge "${b.text}" (${b.where}) is outside the viewport: ${JSON.stringify(b)}`);
   }
   return found.length;
+}
+
+/**
+ * The controls that open the devtools panel are whole and on screen: its own toggle (its shadow
+ * root) and the session's "Why?" (when a session is open). Returns what was measured.
+ */
+export async function assertPanelControlsWhole(page) {
+  const found = await page.evaluate(() => {
+    const toggle = document.querySelector('task-projection-devtools')?.shadowRoot?.querySelector('.toggle');
+    const why = document.querySelector('[data-testid="why-button"]');
+    return [['the panel\'s toggle', toggle], ['Why?', why]].filter(([, el]) => el && el.getClientRects().length > 0).map(([name, el]) => {
+      el.scrollIntoView({ block: 'nearest' });
+      const r = el.getBoundingClientRect();
+      return {
+        name, text: el.textContent, box: { left: Math.round(r.left), right: Math.round(r.right), top: Math.round(r.top), bottom: Math.round(r.bottom) },
+        whole: el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight && r.width > 0,
+        inViewport: r.left >= -0.5 && r.right <= window.innerWidth + 0.5 && r.top >= -0.5 && r.bottom <= window.innerHeight + 0.5,
+      };
+    });
+  });
+  for (const c of found) {
+    assert.ok(c.whole, `${c.name} is cut: ${JSON.stringify(c)}`);
+    assert.ok(c.inViewport, `${c.name} is outside the viewport: ${JSON.stringify(c)}`);
+  }
+  return found;
 }
 
 /**
@@ -400,52 +455,95 @@ export function connectFrames(url) {
   });
 }
 
-/**
- * The "Why?" panel (opened if closed) beside the store's own explanations of the session and task
- * being viewed (`store.explain`, `store.explainOwner`, read through `window.demo`): what the panel
- * says, by code, and what the package says.
- */
-export async function why(page) {
-  const panel = page.getByTestId('dev-panel');
-  if ((await panel.getAttribute('open')) === null) await panel.locator('summary').click();
-  await page.getByTestId('why').locator('[data-testid="why-question"], p.muted').first().waitFor();
-  return page.evaluate(() => {
-    const app = window.demo;
-    const { taskId, sessionId } = app.route;
-    const root = document.getElementById('why');
-    const codes = (sel, attr) => [...root.querySelectorAll(sel)].map((e) => [e.dataset[attr.id], e.dataset[attr.code]]);
-    return {
-      explain: sessionId ? app.store.explain(sessionId) : null,
-      explainOwner: taskId ? app.store.explainOwner(taskId) : null,
-      shown: {
-        owner: root.querySelector('[data-testid="why-owner"]')?.dataset.reason ?? null,
-        currentTurn: root.querySelector('[data-testid="why-current-turn"]')?.dataset.reason ?? null,
-        question: root.querySelector('[data-testid="why-question"]')?.dataset.reason ?? null,
-        turns: codes('[data-testid="why-turns"] li', { id: 'turnId', code: 'standing' }),
-        requests: codes('[data-testid="why-requests"] li', { id: 'messageId', code: 'standing' }),
-        rejected: [...root.querySelectorAll('[data-testid="why-rejected-list"] li')].map((e) => [e.dataset.input, e.dataset.reason]),
-        rejectedCount: Number(root.querySelector('[data-testid="why-rejected"]')?.dataset.count ?? NaN),
-        text: root.innerText,
-      },
-    };
-  });
+/** The devtools panel's element (in its shadow root; Playwright's CSS locators pierce it). */
+export const devtools = (page, selector = '') => page.locator(`task-projection-devtools ${selector}`.trim());
+
+/** Closes the devtools panel with its close button (its toggle stays). */
+export async function closePanel(page) {
+  if (await devtools(page, '.panel').isVisible()) await devtools(page, 'button.close').click();
+  await devtools(page, '.panel').waitFor({ state: 'hidden' });
 }
 
-/** The panel shows exactly what the store explains (codes per row; up to 8 rejections listed). */
+/** What the open panel's explanation says (codes from its elements' data-* attributes, words
+ * without its details lines), read in the page. */
+function readExplanation() {
+  const root = document.querySelector('task-projection-devtools').shadowRoot.querySelector('[data-testid="detail"]');
+  const all = (sel) => [...root.querySelectorAll(sel)];
+  const codes = (sel, id, code) => all(sel).map((e) => [e.dataset[id], e.dataset[code]]);
+  const copy = root.cloneNode(true);
+  for (const d of copy.querySelectorAll('.details')) d.remove();
+  const answers = Object.fromEntries(all('[data-answer]').map((dd) => {
+    const words = dd.cloneNode(true);
+    for (const d of words.querySelectorAll('.details')) d.remove();
+    return [dd.dataset.answer, words.textContent];
+  }));
+  const h3 = root.querySelector('h3');
+  return {
+    heading: h3 ? { kind: h3.dataset.kind, id: h3.dataset.id } : null,
+    answers,
+    owner: root.querySelector('[data-testid="why-owner"]')?.dataset.reason ?? null,
+    currentTurn: root.querySelector('[data-testid="why-current-turn"]')?.dataset.reason ?? null,
+    question: root.querySelector('[data-testid="why-question"]')?.dataset.reason ?? null,
+    turns: codes('[data-testid="why-turns"] li', 'turnId', 'standing'),
+    requests: codes('[data-testid="why-requests"] li', 'messageId', 'standing'),
+    rejected: all('[data-testid="why-rejected-list"] li').map((e) => [e.dataset.input, e.dataset.reason]),
+    rejectedCount: Number(root.querySelector('[data-testid="why-rejected"]')?.dataset.count ?? NaN),
+    text: copy.textContent,
+  };
+}
+
+/**
+ * The package's devtools panel, opened by the session's "Why?" on the session being viewed (or,
+ * `task: true`, then on its task through the explanation's link to it), beside the store's own
+ * explanations (`store.explain`, `store.explainOwner`, read through `window.demo`): what the panel
+ * says, by code and in words, and what the package says. The panel is closed again after, unless
+ * `keepOpen`.
+ */
+export async function why(page, { task = false, keepOpen = false } = {}) {
+  const { taskId, sessionId } = await page.evaluate(() => window.demo.route);
+  assert.ok(sessionId, 'a session is open');
+  await page.getByTestId('why-button').click();
+  await devtools(page, `h3[data-kind="session"][data-id="${sessionId}"]`).waitFor();
+  if (task) {
+    await devtools(page, '[data-testid="detail"] p.muted button.link[data-kind="tasks"]').click();
+    await devtools(page, `h3[data-kind="task"][data-id="${taskId}"]`).waitFor();
+  }
+  const shown = await page.evaluate(readExplanation);
+  const store = await page.evaluate(({ t, s, task }) => ({
+    explain: task ? null : window.demo.store.explain(s),
+    explainOwner: task ? window.demo.store.explainOwner(t) : null,
+  }), { t: taskId, s: sessionId, task });
+  if (!keepOpen) await closePanel(page);
+  return { ...store, shown };
+}
+
+/** The panel shows exactly what the store explains (codes per row; up to 20 rejections listed). */
 export function assertWhyMatches({ explain, explainOwner, shown }) {
-  if (explainOwner) assert.equal(shown.owner, explainOwner.owner.reason);
-  if (!explain) return;
-  assert.equal(shown.currentTurn, explain.current_turn.reason);
-  assert.equal(shown.question, explain.clarification.reason);
-  assert.deepEqual(shown.requests, explain.requests.map((r) => [r.id, r.standing]));
-  if (shown.turns.length) assert.deepEqual(shown.turns, explain.turns.map((t) => [t.id, t.standing]));
-  assert.equal(shown.rejectedCount, explain.rejected.length);
-  assert.deepEqual(shown.rejected, explain.rejected.slice(0, 8).map((r) => [r.input, r.reason]));
-  const codes = new Set([
-    explain.current_turn.reason, explain.clarification.reason, ...explain.turns.map((t) => t.standing),
-    ...explain.requests.map((r) => r.standing), ...explain.rejected.map((r) => r.reason),
-  ].filter((c) => c.includes('_')));
-  for (const code of codes) assert.ok(!shown.text.includes(code), `the code ${code} is worded, not shown`);
+  const rejected = (e) => {
+    assert.equal(shown.rejectedCount, e.rejected.length);
+    assert.deepEqual(shown.rejected, e.rejected.slice(0, 20).map((r) => [r.input, r.reason]));
+    assert.match(shown.text, new RegExp(`Late updates ignored: ${e.rejected.length || 'none'}\\.`));
+  };
+  const codes = new Set();
+  if (explainOwner) {
+    assert.deepEqual(shown.heading, { kind: 'task', id: explainOwner.task_id });
+    assert.equal(shown.owner, explainOwner.owner.reason);
+    rejected(explainOwner);
+    for (const c of [explainOwner.owner.reason, explainOwner.pending_action.reason, ...explainOwner.rejected.map((r) => r.reason)]) codes.add(c);
+  }
+  if (explain) {
+    assert.deepEqual(shown.heading, { kind: 'session', id: explain.session_id });
+    assert.equal(shown.currentTurn, explain.current_turn.reason);
+    assert.equal(shown.question, explain.clarification.reason);
+    assert.deepEqual(shown.requests, explain.requests.map((r) => [r.id, r.standing]));
+    if (shown.turns.length) assert.deepEqual(shown.turns, explain.turns.map((t) => [t.id, t.standing]));
+    rejected(explain);
+    for (const c of [
+      explain.current_turn.reason, explain.clarification.reason, explain.pending_action.reason, explain.permission.reason,
+      ...explain.turns.map((t) => t.standing), ...explain.requests.map((r) => r.standing), ...explain.rejected.map((r) => r.reason),
+    ]) codes.add(c);
+  }
+  for (const code of codes) if (code.includes('_')) assert.ok(!shown.text.includes(code), `the code ${code} is worded, not shown`);
 }
 
 /**

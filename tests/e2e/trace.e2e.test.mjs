@@ -1,6 +1,7 @@
-// End-to-end: the flight recorder on the demo page (`/?record`, www/src/record.ts) and the inspector
-// (`/inspect/`, www/src/inspect.ts). A scenario is played through the page's own controls while the
-// page records its store; the trace taken from the page is replayed natively
+// End-to-end: the flight recorder on the demo page (`/?record`: the package's devtools panel records
+// the page's store from its first input) and the inspector (`/inspect/`, www/src/inspect.ts). A
+// scenario is played through the page's own controls while the panel records; the trace saved
+// from the panel ("Save trace") is replayed natively
 // (`task-projection-replay --check`, `--json`), in Node (`replayTrace` of the built package) and
 // explored (`--explore`), then opened in the inspector at 1280×800 and 390×844 and streamed to it
 // live. Screenshots: tests/artifacts/e2e/inspect-*.png.
@@ -12,8 +13,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import {
-  ARTIFACTS, ROOT, assertNoOverflow, browserSuite, eventually, openDemo, overlay, pageState, play, replayBinary, route, screenshot,
-  serverBinary, taskItem,
+  ARTIFACTS, ROOT, assertNoOverflow, browserSuite, closePanel, devtools, eventually, openDemo, overlay, pageState, play, replayBinary, route,
+  screenshot, serverBinary, taskItem,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -52,12 +53,40 @@ function answersAt(steps, k) {
   return { sessions, tasks };
 }
 
-/** The demo page recording its store (`?record`), with the simulator panel. */
+/** Opens the devtools panel with its toggle (when it is closed). */
+async function openPanel(page) {
+  if (!(await devtools(page, '.panel').isVisible())) await devtools(page, 'button.toggle').click();
+  await devtools(page, '.panel').waitFor();
+}
+
+/** The demo page recording its store (`?record`: the devtools panel records from the start), with
+ * the simulator panel. */
 async function openRecording(context, url) {
   const demo = await openDemo(context, url, '?record');
   await demo.page.getByTestId('sim-panel').waitFor({ state: 'visible' });
-  await demo.page.getByTestId('recording').waitFor();
+  await openPanel(demo.page);
+  assert.equal(await devtools(demo.page, '[data-testid="recording"]').innerText(), 'Recording every input the store takes.');
+  assert.equal(await devtools(demo.page, '[data-testid="record"]').innerText(), 'Stop recording');
+  await closePanel(demo.page);
   return demo;
+}
+
+/** The panel's "Save trace": the file it downloads (the trace so far), as text. */
+async function saveTrace(page) {
+  await openPanel(page);
+  const [download] = await Promise.all([page.waitForEvent('download'), devtools(page, '[data-testid="save-trace"]').click()]);
+  assert.match(download.suggestedFilename(), /^task-projection-.*\.ndjson$/);
+  const text = fs.readFileSync(await download.path(), 'utf8');
+  await closePanel(page);
+  return text;
+}
+
+/** The panel's "Stop recording", then "Save trace": the whole recording. */
+async function stopAndSave(page) {
+  await openPanel(page);
+  await devtools(page, '[data-testid="record"]').click();
+  await devtools(page, '[data-testid="recording"]').filter({ hasText: /^Stopped: the trace holds \d+ steps?\.$/ }).waitFor();
+  return saveTrace(page);
 }
 
 async function question(page, count = 1) {
@@ -115,21 +144,23 @@ function assertOwnerAgrees(owner, recorded, what) {
 test('the demo records its store only with ?record; the trace replays natively and in Node with the same answers, and the explorer finds no difference', async () => {
   const { server, context } = await setup();
 
-  // Without ?record the page loads neither the recording nor the package's recorder.
+  // Without ?record the page loads the panel but not the package's recorder; the panel says that
+  // recording needs it.
   const plain = await openDemo(context, server.url);
   const requested = [];
   plain.page.on('request', (r) => requested.push(new URL(r.url()).pathname));
   await plain.page.reload();
   await plain.page.locator('body[data-ready="true"]').waitFor();
   assert.ok(requested.includes('/pkg/development/index.js'), `the page loaded the package: ${requested}`);
-  assert.deepEqual(requested.filter((p) => /trace|record/.test(p)), [], 'no recorder loaded');
-  assert.equal(await plain.page.evaluate(() => window.recording), undefined);
-  assert.equal(await plain.page.getByTestId('recording').count(), 0);
+  assert.ok(requested.includes('/pkg/devtools-dom.js'), `the page loaded the devtools panel: ${requested}`);
+  assert.deepEqual(requested.filter((p) => p === '/pkg/trace.js' || p.endsWith('/record.js')), [], 'no recorder loaded');
+  await openPanel(plain.page);
+  assert.equal(await devtools(plain.page, '[data-testid="recording"]').innerText(), "Recording needs import 'task-projection/trace' in the app.");
+  assert.equal(await devtools(plain.page, '[data-testid="record"]').isVisible(), false);
   await plain.page.close();
 
-  // With ?record: the recorder starts before the store's first input.
+  // With ?record: the panel records from before the store's first input.
   const { page, problems } = await openRecording(context, server.url);
-  assert.equal(await page.evaluate(() => typeof window.recording?.text), 'function');
 
   // The demo data (three tasks), a link to a task (the selection machine), a bundle answered, a
   // question overtaken by a new turn and skipped, a permission approved from a click on its task.
@@ -152,12 +183,10 @@ test('the demo records its store only with ?record; the trace replays natively a
   await banner.getByRole('button', { name: 'Approve' }).click();
   await eventually(async () => assert.equal((await pageState(page)).tasks[deploy.id], 'none'), { message: 'approved' });
 
-  // "Save trace" downloads the trace so far; the recording goes on, and its final text starts with
-  // the same steps.
-  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('save-trace').click()]);
-  assert.match(download.suggestedFilename(), /^task-projection-.*\.ndjson$/);
-  const saved = fs.readFileSync(await download.path(), 'utf8');
-  const text = await page.evaluate(() => window.recording.stop());
+  // The panel's "Save trace" downloads the trace so far; the recording goes on, and once stopped
+  // the whole of it ("Stop recording", "Save trace" again) starts with the same steps.
+  const saved = await saveTrace(page);
+  const text = await stopAndSave(page);
   assert.deepEqual(problems, []);
   const [savedHeader, savedSteps] = lines(saved);
   assert.equal(savedHeader.fresh, true);
@@ -216,11 +245,15 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone 390x844', PHONE]]
     const { server, context } = await setup(viewport);
     const { page: demo } = await openRecording(context, server.url);
     const { taskId, sessionId, old, fresh } = await playOvertaken(demo);
-    const text = await demo.evaluate(() => window.recording.text());
-    // The recording's header controls fit the phone too.
+    const text = await saveTrace(demo);
+    // The panel's recording controls fit the phone too.
+    await openPanel(demo);
+    for (const id of ['record', 'save-trace', 'open-inspector', 'recording']) {
+      const box = await devtools(demo, `[data-testid="${id}"]`).boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= viewport.width + 0.5 && box.y >= 0 && box.y + box.height <= viewport.height + 0.5, `${id} within the viewport: ${JSON.stringify(box)}`);
+    }
     await assertNoOverflow(demo);
-    for (const id of ['recording', 'save-trace', 'inspect-link', 'details-toggle']) assert.ok(await demo.getByTestId(id).isVisible(), id);
-    await screenshot(demo, `record-${viewport.width}`);
+    await demo.screenshot({ path: path.join(ARTIFACTS, `record-${viewport.width}.png`) });
     await demo.close();
     const [header, steps] = lines(text);
     assert.equal(header.fresh, true);
@@ -319,7 +352,11 @@ for (const [label, viewport] of [['desktop', DESKTOP], ['phone 390x844', PHONE]]
 test('the inspector attaches to the live demo store: its inputs stream in as the demo plays', async () => {
   const { server, context } = await setup();
   const { page: demo, problems } = await openRecording(context, server.url);
-  const [inspector] = await Promise.all([context.waitForEvent('page'), demo.getByTestId('inspect-link').click()]);
+  // The panel's "Open in inspector" (the inspector, attaching to this page: /inspect/#live).
+  await openPanel(demo);
+  const [inspector] = await Promise.all([context.waitForEvent('page'), devtools(demo, '[data-testid="open-inspector"]').click()]);
+  assert.equal(new URL(inspector.url()).pathname, '/inspect/');
+  await closePanel(demo);
   await inspector.locator('body[data-ready="true"]').waitFor();
   const status = inspector.getByTestId('live-status');
   await eventually(async () => assert.equal(await status.getAttribute('data-state'), 'attached'), { message: 'attached' });
@@ -346,8 +383,8 @@ test('the inspector attaches to the live demo store: its inputs stream in as the
   await inspector.getByTestId('explain-session').selectOption(sessionId);
   assert.equal(await inspector.getByTestId('explain-question').getAttribute('data-reason'), 'active_bundle');
 
-  // The streamed trace is the demo's: the same steps as the one the page holds now.
-  const text = await demo.evaluate(() => window.recording.text());
+  // The streamed trace is the demo's: the same steps as the one the page holds now (its "Save trace").
+  const text = await saveTrace(demo);
   const [header, steps] = lines(text);
   // Joined from the segments the page handed out: still one complete trace, replayed as recorded.
   assert.equal(header.fresh, true);

@@ -2,8 +2,9 @@
 // against the real reference server on a throwaway SQLite file (tests/e2e/harness.mjs's
 // startServer: `--port 0 --simulator`), driven through WebDriver by the page's own controls:
 // a new task, the agent asks one question ("Play the agent" → "One question"), the page scrolls
-// to it, the user types an answer and submits; the question leaves, the answer shows under it and
-// the agent completes its turn. The simplest scenario of tests/e2e/demo.e2e.test.mjs, which runs
+// to it, the session's "Why?" opens the package's devtools panel on the session (a full-width
+// sheet: it says the session waits for your answer), the user types an answer and submits; the
+// question leaves, the answer shows under it and the agent completes its turn. The simplest scenario of tests/e2e/demo.e2e.test.mjs, which runs
 // them all in Chromium. Screenshots: tests/artifacts/engines/webkit-demo-*.png.
 //
 // Needs `node www/build.mjs` and
@@ -101,6 +102,30 @@ test(`webkit demo (phone ${PHONE.width}x${PHONE.height}): one question is shown,
     }, { message: 'the page scrolls to the question' });
     await assertNoOverflow(page);
     await screenshot(session, `webkit-demo-question-${PHONE.width}`);
+
+    // The session's "Why?": the devtools panel (its shadow root, styled under the server's
+    // Content-Security-Policy) opens on the session, as wide as the phone, nothing past its edge.
+    await session.clickWhenReady('[data-testid="why-button"]');
+    const panel = await eventually(async () => {
+      const p = await session.execute(`
+        const root = document.querySelector('task-projection-devtools').shadowRoot;
+        const h3 = root.querySelector('h3');
+        const box = root.querySelector('.panel').getBoundingClientRect();
+        const waits = root.querySelector('[data-answer="Waits for"]');
+        return { id: h3 && h3.dataset.id, left: box.left, right: box.right, position: getComputedStyle(root.querySelector('.panel')).position,
+          waits: waits && waits.firstChild.textContent, overflow: root.querySelector('.panel').scrollWidth - root.querySelector('.panel').clientWidth };`);
+      assert.equal(p.id, sessionId, 'the panel explains the session');
+      return p;
+    }, { message: 'the panel opens on the session' });
+    assert.equal(panel.position, 'fixed', 'the panel is styled');
+    assert.equal(panel.waits, 'your answer');
+    assert.deepEqual([Math.round(panel.left), Math.round(panel.right)], [0, PHONE.width], 'a full-width sheet');
+    assert.ok(panel.overflow <= 0, `the panel is ${panel.overflow}px wider than its box`);
+    await assertPlainWords(page); // the open panel too, outside its details lines
+    await assertNoOverflow(page);
+    await screenshot(session, `webkit-demo-devtools-${PHONE.width}`);
+    await session.execute(`document.querySelector('task-projection-devtools').shadowRoot.querySelector('button.close').click()`);
+    await session.waitFor(`document.querySelector('task-projection-devtools').shadowRoot.querySelector('.panel').hidden || undefined`, 5000);
 
     // Typed key by key into the answer field, then Submit.
     const answer = 'Yes, ship it on Friday';

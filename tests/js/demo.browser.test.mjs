@@ -1,7 +1,8 @@
 // The demo page (www/, built into www/dist/ by www/build.mjs) without its server: served by the
 // static server, the page loads the package's browser entry through its import map, finds no
 // reference server behind /api/v1/, and must say so visibly instead of failing silently. The
-// page's behaviour against the real server is covered by tests/e2e/.
+// page's behaviour against the real server is covered by tests/e2e/. The package's devtools panel
+// (/pkg/devtools-dom.js) is mounted all the same.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,10 +38,14 @@ for (const [label, viewport] of [
     const banner = page.getByRole('alert');
     await banner.waitFor({ state: 'visible', timeout: 15_000 });
     assert.match(await banner.innerText(), /Cannot reach the server|Could not load/);
-    assert.equal(await page.getByTestId('connection').innerText(), 'Offline');
+    // (The header's: the devtools panel has a connection line of its own.)
+    assert.equal(await page.locator('header [data-testid="connection"]').innerText(), 'Offline');
     // The engine itself loaded from /pkg/ (the import map) before the connection failed.
     const pkgLoads = server.requests.filter((r) => r.path.startsWith('/pkg/') && r.status === 200).map((r) => r.path);
     assert.ok(pkgLoads.includes('/pkg/development/index.js') && pkgLoads.some((p) => p.endsWith('.wasm')), `pkg loads: ${pkgLoads}`);
+    // ... and the package's devtools panel, mounted: its toggle on screen.
+    assert.ok(pkgLoads.includes('/pkg/devtools-dom.js'), `pkg loads: ${pkgLoads}`);
+    await page.locator('task-projection-devtools button.toggle').waitFor({ state: 'visible' });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
     assert.deepEqual(pageErrors, []);

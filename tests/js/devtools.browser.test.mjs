@@ -29,11 +29,11 @@ after(async () => {
 });
 
 /** A fresh page of the panel at `viewport`, with `query`; checks it reported no problem at the end. */
-async function openPage(viewport, query = '') {
+async function openPage(viewport, query = '', file = 'devtools.html') {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = watchPage(page);
-  await page.goto(`${server.url}/tests/js/browser/devtools.html${query}`);
+  await page.goto(`${server.url}/tests/js/browser/${file}${query}`);
   await page.waitForFunction(() => window.ready === true, null, { timeout: 60_000 });
   return {
     page,
@@ -177,6 +177,34 @@ describe('isolation (real CSS)', () => {
     assert.equal(styles.toggle.position, 'fixed');
     assert.equal(styles.pagePanel.position, 'static', 'the panel\'s .panel rule stays in its shadow root');
     await close();
+  });
+});
+
+describe('a Content-Security-Policy without inline styles', () => {
+  test('the panel is styled (a constructed stylesheet, styles set through the CSSOM), and nothing is refused', async () => {
+    const { page, close } = await openPage({ width: 1280, height: 800 }, '', 'devtools-csp.html');
+    const refused = [];
+    await page.exposeFunction('refused', (what) => refused.push(what));
+    await page.evaluate(() => document.addEventListener('securitypolicyviolation', (e) => window.refused(`${e.violatedDirective}: ${e.sample}`)));
+    await page.evaluate(() => window.devtools.open());
+    const styles = await page.evaluate(() => {
+      const { host } = window.devtools.panel;
+      const shadow = host.shadowRoot;
+      const css = (el) => {
+        const c = getComputedStyle(el);
+        return { position: c.position, radius: c.borderTopLeftRadius, top: c.top };
+      };
+      return { host: css(host), toggle: css(shadow.querySelector('.toggle')), panel: css(shadow.querySelector('.panel')), row: css(shadow.querySelector('ul.rows > li:nth-child(2)')) };
+    });
+    assert.equal(styles.host.position, 'fixed', 'the host\'s own style');
+    assert.equal(styles.toggle.position, 'fixed', 'the shadow root\'s stylesheet');
+    assert.equal(styles.panel.position, 'fixed');
+    assert.equal(styles.panel.radius, '10px');
+    assert.equal(styles.row.position, 'absolute');
+    assert.equal(styles.row.top, '52px', 'a row\'s place, set through the CSSOM');
+    assert.deepEqual(refused, [], 'the browser refused no style');
+    await page.screenshot({ path: path.join(artifacts, 'devtools-csp.png') });
+    await close(); // (and no console error: a refused style logs one)
   });
 });
 

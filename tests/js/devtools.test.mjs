@@ -393,6 +393,7 @@ describe('bad arguments', () => {
     assert.throws(() => mountDevtools(store, element, { connection: {} }), typed('invalid_type', 'options.connection'));
     assert.throws(() => mountDevtools(store, element, { inspectorUrl: 5 }), typed('invalid_type', 'options.inspectorUrl'));
     assert.throws(() => mountDevtools(store, element, { open: 'yes' }), typed('invalid_type', 'options.open'));
+    assert.throws(() => mountDevtools(store, element, { record: 1 }), typed('invalid_type', 'options.record'));
     assert.equal(count(), n);
     const panel = mount(store);
     assert.throws(() => panel.open({ id: 'sess-1' }), typed('invalid_type', 'target'));
@@ -526,7 +527,11 @@ describe('isolation', () => {
     assert.ok(panel.host.shadowRoot, 'an open shadow root');
     assert.equal(doc.querySelectorAll('style, link').length, styles, 'no style added to the page');
     assert.equal(doc.querySelectorAll('.row, .panel, .toggle, [role="dialog"]').length, 0, 'nothing of the panel in the page\'s tree');
-    assert.equal(panel.host.shadowRoot.querySelectorAll('style').length, 1);
+    // Its styles: one constructed stylesheet adopted by the shadow root (no <style> element, no
+    // style attribute written as text: a CSP without 'unsafe-inline' for styles allows both).
+    assert.equal(panel.host.shadowRoot.adoptedStyleSheets.length, 1);
+    assert.ok(panel.host.shadowRoot.adoptedStyleSheets[0].cssRules.length > 10);
+    assert.equal(panel.host.shadowRoot.querySelectorAll('style').length, 0);
     assert.match(panel.host.getAttribute('style'), /all: initial !important/);
     assert.equal(panel.host.children.length, 0);
     store.free();
@@ -541,6 +546,40 @@ describe('recording', () => {
     assert.equal(words($(panel, '[data-testid="recording"]')), "Recording needs import 'task-projection/trace' in the app.");
     assert.equal($(panel, '[data-testid="record"]').hidden, true);
     assert.equal($(panel, '[data-testid="open-inspector"]').hidden, true);
+    // `record: true` without the recorder: the same line, nothing thrown, nothing recorded.
+    const asked = mount(store, { open: true, record: true });
+    assert.equal(words($(asked, '[data-testid="recording"]')), "Recording needs import 'task-projection/trace' in the app.");
+    store.free();
+  });
+
+  test('record: true starts recording at mount: a fresh trace from the first input, stopped on unmount', async () => {
+    const { replayTrace } = await import('task-projection/trace');
+    const store = new ProjectionStore();
+    const inspector = new BroadcastChannel('task-projection-trace');
+    const received = [];
+    inspector.onmessage = (event) => received.push(event.data);
+    try {
+      const panel = mount(store, { record: true, inspectorUrl: '/inspect/#live' });
+      assert.equal(panel.isOpen(), false, 'recording, still closed');
+      assert.throws(() => store.startRecording(), (e) => e.code === 'invalid_value', 'the store records already');
+      scenario(store);
+      inspector.postMessage({ type: 'attach' });
+      assert.ok(await until(() => received.length >= 1), 'a closed panel answers the inspector too');
+      const header = JSON.parse(received[0].text.split('\n')[0]);
+      assert.equal(header.fresh, true, 'from the store\'s first input');
+      const replay = replayTrace(received[0].text);
+      assert.equal(replay.same, true);
+      assert.equal(replay.steps[0].call, 'beginTaskFetch');
+      panel.open();
+      await frame();
+      assert.equal(words($(panel, '[data-testid="recording"]')), 'Recording every input the store takes.');
+      assert.equal($(panel, '[data-testid="record"]').textContent, 'Stop recording');
+      assert.equal($(panel, '[data-testid="open-inspector"]').disabled, false);
+      panel.unmount();
+      assert.equal(store.stopRecording(), null, 'the panel\'s recording ends with it');
+    } finally {
+      inspector.close();
+    }
     store.free();
   });
 

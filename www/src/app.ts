@@ -3,11 +3,13 @@
 // the store exactly as docs/js-api.md describes (the socket is the package's `connect()`); nothing
 // here decides what is pending, current or answerable. With `--simulator` the page also plays the
 // agent (the "Play the agent" panel): those calls only ask the server to act; what they cause
-// arrives like any other event.
+// arrives like any other event. Why it shows what it shows is the package's devtools panel
+// (`task-projection/devtools/dom`, mounted by main.ts): the page's "Why?" opens it on a session.
 import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
-import { connect } from 'task-projection/connect';
+import { connect, type Connection as Link } from 'task-projection/connect';
+import type { DevtoolsHandle, DevtoolsTarget } from 'task-projection/devtools/dom';
 import * as api from './api';
-import { ReplayWatch, replayText } from './replay';
+import { ReplayWatch, readLog, replayText } from './replay';
 import { frameWords, reasonWords, sessionLabel, shortId } from './words';
 import { isRecord, type Message, type RespondBody, type Session, type Task } from './wire';
 
@@ -120,7 +122,9 @@ export class App {
   private seq = 0;
   reasonCount = 0;
   private hadConnection = false;
-  private link: { close(): void } | null = null;
+  private link: Link | null = null;
+  /** The package's devtools panel on this page's store (main.ts mounts it). */
+  devtools: DevtoolsHandle | null = null;
   /** The replay in flight: its frames, counted as they come back. */
   private replaying: ReplayWatch | null = null;
   private readonly remembered = new Map<string, string>();
@@ -140,10 +144,12 @@ export class App {
     }
   }
 
-  start(): void {
-    this.route = parseRoute(location.hash);
-    this.store.setActiveTask(this.route.taskId);
-    window.addEventListener('hashchange', () => void this.onRoute());
+  /**
+   * The socket to the server (`task-projection/connect`): made first, so that the devtools panel
+   * can be given it before the store's first input; its first frame comes after `start()`.
+   */
+  connect(): Link {
+    if (this.link) return this.link;
     const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/v1/ws`;
     this.link = connect(url, this.store, {
       // A server.hello (a connection's first frame) the server did not resume asks for everything
@@ -160,6 +166,14 @@ export class App {
         this.note('An update', 'frame', `rejected_input:${code}`);
       },
     });
+    return this.link;
+  }
+
+  start(): void {
+    this.route = parseRoute(location.hash);
+    this.store.setActiveTask(this.route.taskId);
+    window.addEventListener('hashchange', () => void this.onRoute());
+    this.connect();
     void api.simulatorAvailable().then((available) => {
       this.simulator = available;
       this.render();
@@ -169,6 +183,11 @@ export class App {
 
   stop(): void {
     this.link?.close();
+  }
+
+  /** "Why?": the devtools panel, opened on the session (or task) being viewed. */
+  why(target: DevtoolsTarget): void {
+    this.devtools?.open(target);
   }
 
   setDetails(on: boolean): void {
@@ -423,7 +442,7 @@ export class App {
       }
     }
     const payload = isRecord(frame) && isRecord(frame['payload']) ? frame['payload'] : {};
-    const replayed = this.replaying?.take(data, outcome, frame) ?? false;
+    const replayed = this.replaying?.take(data, outcome) ?? false;
     if (outcome.type === 'server.hello') return this.onHello(payload, outcome);
     // Kept for the replay: every frame of this run (a replayed one is not) but `task.updated`,
     // which carries no revision and by SPEC §7 overwrites the held summary whatever its age
@@ -680,12 +699,14 @@ export class App {
   /**
    * Sends the frames this page received before the last restart to every socket again, waits for
    * them to come back, and says what the store did with them (replay.ts): the late updates it
-   * ignored, counted as the "Why?" panel counts them, and the copies of what it already held.
+   * ignored, counted from the store's own log (what the devtools panel lists), and the copies of
+   * what it already held.
    */
   replayOldFrames(): Promise<void> {
     const frames = this.oldFrames;
     return this.play('Replaying old messages…', async (call) => {
-      const watch = (this.replaying = new ReplayWatch(frames, REPLAY_WAIT_MS));
+      const log = () => readLog(this.store, this.knownSessions(), this.knownTasks());
+      const watch = (this.replaying = new ReplayWatch(frames, REPLAY_WAIT_MS, log));
       try {
         await call(api.simPath.replay(), { frames });
         await watch.done;
@@ -696,6 +717,18 @@ export class App {
       this.lastReplay = tally;
       return replayText(tally, { session: (id) => this.sessionName(id), task: (id) => this.taskName(id) }, reasonWords);
     });
+  }
+
+  /** The sessions the page has heard of (listed, or with messages). */
+  private knownSessions(): Set<string> {
+    return new Set([...this.sessions.keys(), ...this.messages.keys()]);
+  }
+
+  /** The tasks the page has heard of (listed, or named by a session). */
+  private knownTasks(): Set<string> {
+    const tasks = new Set([...this.taskOrder, ...this.tasks.keys(), ...this.sessionLists.keys()]);
+    for (const { value } of this.sessions.values()) if (typeof value.task_id === 'string' && value.task_id) tasks.add(value.task_id);
+    return tasks;
   }
 
   resetDemo(): Promise<void> {

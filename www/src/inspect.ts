@@ -1,15 +1,15 @@
 // The inspector (/inspect/): a trace (docs/trace-format.md) opened from a file or pasted, or
-// streamed live from a demo page that records its store (`/?record`: record.ts answers on a
-// BroadcastChannel). It shows the timeline of the store's inputs, the answers recorded after each
+// streamed live from a demo page that records its store (`/?record`: the devtools panel's recording
+// answers on a BroadcastChannel). It shows the timeline of the store's inputs, the answers recorded after each
 // step, and `explain` / `explainOwner` of a store replayed up to the selected step (each trace line
 // applied to a fresh store through the package's public methods, as js/replay.js does), beside
 // `replayTrace`'s verdict for every step. It decides nothing: the answers are the trace's, the
-// explanations and the verdict the package's.
+// explanations and the verdict the package's, worded as the devtools panel words them.
 import init, { ProjectionStore, type OwnerExplanation, type Reason, type SessionExplanation } from 'task-projection';
 import { replayTrace, type TraceReplay } from 'task-projection/trace';
 import { CHANNEL, type TraceMessage } from './channel';
 import { byId, h } from './dom';
-import { OWNER_WHY, QUESTION_WHY, REQUEST_STANDING, TURN_STANDING, TURN_WHY, words } from './why';
+import { OWNER_WHY, QUESTION_WHY, REQUEST_STANDING, TURN_STANDING, TURN_WHY, words } from '/pkg/devtools-words.js';
 import { isRecord } from './wire';
 
 type Answers = Record<string, unknown>;

@@ -40,7 +40,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'lifecycle',
     title: 'A bookkeeping turn',
-    text: 'Ask a question, then let the agent record a bookkeeping turn (a lifecycle record, newer than the question’s turn). Bookkeeping turns never become current, so the question stays open; the “Why?” panel lists the turn as skipped.',
+    text: 'Ask a question, then let the agent record a bookkeeping turn (a lifecycle record, newer than the question’s turn). Bookkeeping turns never become current, so the question stays open; the session’s “Why?” lists the turn as skipped.',
     acts: ['ask', 'lifecycle-turn'],
   },
   {
@@ -64,7 +64,7 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'restart',
     title: 'A server restart',
-    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores what is older than what it holds, nothing on screen changes, and the status line counts what was ignored as the “Why?” panel at the bottom does.',
+    text: 'Restart the server: the page notices the new server run and loads everything again; an open question stays answerable. Then replay what the page received before the restart, as if it arrived late: the page ignores what is older than what it holds, nothing on screen changes, and the status line counts what was ignored from the engine’s own log, as the session’s “Why?” lists it.',
     acts: ['restart', 'replay'],
   },
 ];

@@ -1,12 +1,12 @@
 // Renders the page from store queries only (taskPendingAction, taskStatusSummary, pendingOwner,
 // sessionPendingAction, pendingClarification, hiddenMessageIds, hasPendingPermission,
 // currentTurnId). Display caches supply text and labels, never decisions. The user's text is
-// plain words (words.ts); ids, wire states and revisions appear with "Details" on.
+// plain words (words.ts); ids, wire states and revisions appear with "Details" on. Why the page
+// shows what it shows is the package's devtools panel: a session's "Why?" opens it there.
 import type { PendingAction } from 'task-projection';
 import type { App, ReasonEntry } from './app';
 import { byId, h, renderKeyed } from './dom';
 import { paintSimulator } from './scenarios';
-import { renderWhy } from './why';
 import type { Message } from './wire';
 import {
   ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, reasonWords, sessionLabel, stateWords, turnNumbers, userText,
@@ -33,8 +33,6 @@ export function paint(app: App): void {
   const toggle = byId<HTMLButtonElement>('details-toggle');
   toggle.setAttribute('aria-pressed', String(app.details));
   toggle.onclick = () => app.setDetails(!app.details);
-  const dev = byId('why').closest('details');
-  if (dev) dev.ontoggle = () => app.render();
   const banner = byId('error-banner');
   banner.hidden = !app.error;
   banner.textContent = app.error ?? '';
@@ -79,8 +77,7 @@ export function paint(app: App): void {
 
   paintSimulator(app);
 
-  // Why panel + the reason log -------------------------------------------------------------------
-  paintWhy(app, route.sessionId, route.taskId);
+  // The page's log of inputs and actions ------------------------------------------------------------
   // In words; the codes and wire terms stay in data-* attributes and, with Details on, a detail.
   const last = app.reasons.at(-1);
   renderKeyed(byId('last-reason'), JSON.stringify([last?.n ?? 0, app.details]), () => (last ? logLine(app, last) : ['—']));
@@ -95,16 +92,6 @@ export function paint(app: App): void {
 
 /** A log entry in words: what it was, what became of it; the code and wire terms as a detail. */
 const logLine = (app: App, r: ReasonEntry) => [`${r.what}: ${reasonWords(r.reason)}.`, detail(app, `${r.reason} · ${r.source}`)];
-
-/**
- * The "Why?" panel: why the page shows what it shows for the session (and task) being viewed, in
- * the store's own words (`explain`, `explainOwner`; see why.ts). Only while the panel is open.
- */
-function paintWhy(app: App, sessionId: string | null, taskId: string | null): void {
-  const panel = byId('why');
-  if (!(panel.closest('details')?.open ?? true)) return;
-  renderWhy(app, sessionId, taskId, (key, build) => renderKeyed(panel, key, build));
-}
 
 function paintTask(app: App, pane: HTMLElement, taskId: string, sessionId: string | null): void {
   const { store } = app;
@@ -196,8 +183,15 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   status.dataset['currentTurn'] = currentTurn ?? '';
   const yours = app.yourStatus?.sessionId === sessionId ? app.yourStatus : null;
   renderKeyed(status, JSON.stringify([session?.state, action, currentTurn, permission, app.details, app.simulator, app.simBusy(), yours]), () => [
-    h('span', { 'data-testid': 'session-state', 'data-state': String(session?.state ?? ''), class: 'state' }, stateWords(session?.state, action) || 'Loading…'),
-    detail(app, `state ${String(session?.state ?? '?')} · ${currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${currentTurn}`}`),
+    h('div', { class: 'status-line' },
+      h('span', { 'data-testid': 'session-state', 'data-state': String(session?.state ?? ''), class: 'state' }, stateWords(session?.state, action) || 'Loading…'),
+      detail(app, `state ${String(session?.state ?? '?')} · ${currentTurn === undefined ? 'turns not loaded' : currentTurn === null ? 'no current turn' : `current turn ${currentTurn}`}`),
+      // The package's devtools panel, opened on this session: the engine's reasons, in words.
+      h('button', {
+        type: 'button', class: 'why-button', 'data-testid': 'why-button', 'aria-haspopup': 'dialog',
+        title: 'Why the page shows this session as it does (the engine’s reasons, in the devtools panel)',
+        onclick: () => app.why({ sessionId }),
+      }, 'Why?')),
     permission
       ? h('div', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' },
         h('p', {}, 'The agent asks for your permission (see the transcript).'),

@@ -91,7 +91,7 @@ export function userText(m: Message): string {
   return raw;
 }
 
-// ---- the log of what the page did ("Why?" panel): each entry in words, its code kept in
+// ---- the page's log of what it did (its "Log" below the page): each entry in words, its code kept in
 // `data-reason` (and shown with "Details" on) ----------------------------------------------------
 
 /** What became of an input or an action, by the code the store (or the page) gave it. */
