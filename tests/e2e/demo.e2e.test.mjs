@@ -174,6 +174,12 @@ for (const [label, viewport] of VIEWPORTS) {
     await page.keyboard.press('Enter');
     assert.deepEqual(await focusedInPanel().then((f) => [f.tag, f.id]), ['h3', sessionId], 'its explanation, focused');
 
+    // The panel says where the store stands in the server's event stream: the page hands the
+    // store the position its REST read stood at (GET /tasks), and frames move it on.
+    const position = await page.evaluate(() => window.demo.store.streamPosition());
+    assert.ok(position && typeof position.offset === 'number', `the store knows its stream position: ${JSON.stringify(position)}`);
+    assert.match(await devtools(page, '[data-testid="stream"]').innerText(), /^Event stream: at [\d,]+/);
+
     // The explanation's words are the store's explain(sessionId).
     const explain = await page.evaluate((s) => window.demo.store.explain(s), sessionId);
     const shown = await page.evaluate(() => {

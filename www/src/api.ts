@@ -45,7 +45,22 @@ async function getList<T>(path: string, key: string): Promise<T[]> {
 }
 
 const enc = encodeURIComponent;
-export const fetchTasks = () => getList<Task>('/api/v1/tasks', 'tasks');
+
+/** Where in the server's event stream a REST read stands (`GET /tasks` says), or null. */
+export interface StreamPosition { stream: string; offset: number }
+
+/** `GET /tasks`: the tasks, and where in the event stream the read stands (`store.applyStreamPosition`). */
+export async function fetchTasks(): Promise<{ tasks: Task[]; position: StreamPosition | null }> {
+  const path = '/api/v1/tasks';
+  const { status, body } = await request('GET', path);
+  if (status !== 200) fail(path, status, body);
+  const tasks = isRecord(body) ? body['tasks'] : undefined;
+  if (!Array.isArray(tasks)) throw new HttpError(status, 'bad_response', `${path}: no "tasks" array`, body);
+  const stream = isRecord(body) ? body['stream'] : undefined;
+  const offset = isRecord(body) ? body['offset'] : undefined;
+  const position = typeof stream === 'string' && typeof offset === 'number' ? { stream, offset } : null;
+  return { tasks: tasks as Task[], position };
+}
 export const fetchSessions = (taskId: string) => getList<Session>(`/api/v1/tasks/${enc(taskId)}/task-sessions`, 'sessions');
 export const fetchTurns = (sessionId: string) => getList<Turn>(`/api/v1/task-sessions/${enc(sessionId)}/turns`, 'turns');
 export const fetchMessages = (sessionId: string) => getList<Message>(`/api/v1/task-sessions/${enc(sessionId)}/messages`, 'messages');

@@ -294,8 +294,11 @@ export class App {
     return this.guarded('the task list', async () => {
       const token = this.store.beginTaskFetch();
       const since = this.seq;
-      const tasks = await api.fetchTasks();
+      const { tasks, position } = await api.fetchTasks();
       this.store.applyTaskSnapshot(token, tasks);
+      // Where the read stands in the event stream: the store's position (what a reconnection
+      // resumes after, what the devtools panel shows).
+      if (position) this.store.applyStreamPosition(position);
       this.note('The task list', 'GET /tasks');
       const ids = tasks.map((t) => t.id);
       for (const t of tasks) {
