@@ -12,7 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import {
   answerPermission, assertBadgesWhole, assertNoOverflow, assertPanelControlsWhole, assertPlainWords, browserSuite, closePanel, connectFrames, connectionLine, devtools,
-  eventually, newTaskOpened, openDemo, overlay, pageState, play, route, screenshot, sessionTab, taskItem, why, assertWhyMatches, ARTIFACTS,
+  eventually, newTaskOpened, openDemo, overlay, pageState, play, route, screenshot, sendPrompt, sessionTab, taskItem, why, assertWhyMatches, ARTIFACTS,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -68,7 +68,7 @@ async function assertQuestionInView(page, viewport) {
 
 /** The agent panel's buttons: the agent's and the server's actions only (what you do is in the session). */
 const AGENT_AND_SERVER = [
-  'New task', 'Reset demo data', 'Ask a question', 'Ask three questions', 'Start a new turn', 'Record a bookkeeping turn',
+  'New task', 'Reset demo data', 'Ask a question', 'Ask three questions', 'Record a bookkeeping turn',
   'Add a reviewer who asks', 'Detach the agent', 'Ask for a permission', 'Restart the server', 'Replay old messages',
 ];
 
@@ -354,7 +354,7 @@ for (const [label, viewport] of VIEWPORTS) {
     await play(page, 'ask', 'superseded');
     const old = await question(page);
     if (viewport === PHONE) await assertQuestionInView(page, viewport);
-    await play(page, 'new-turn', 'superseded');
+    await sendPrompt(page);
     await eventually(async () => {
       const s = await pageState(page);
       assert.equal(s.overlay, null);
@@ -412,7 +412,7 @@ for (const [label, viewport] of VIEWPORTS) {
     assert.equal(late.status, 409, JSON.stringify(late.body));
 
     // A later turn runs: still nothing re-arms.
-    await play(page, 'new-turn', 'superseded');
+    await sendPrompt(page);
     await eventually(async () => assert.equal((await pageState(page)).sessionWords, 'Working'));
     await clear();
     await assertPlainWords(page);
@@ -861,6 +861,8 @@ test('without --simulator the page shows no agent controls (the demo data still 
   const [, , billing] = (await server.get('/api/v1/tasks')).tasks;
   await taskItem(page, billing.id).click();
   await question(page, 3);
+  // Without the simulator no agent reads a message: the session has no message box.
+  assert.equal(await page.getByTestId('composer').count(), 0, 'no message box');
   await assertPlainWords(page);
   await screenshot(page, 'no-simulator-1280');
   assert.deepEqual(problems.filter((p) => !/404/.test(p)), [], 'only the probe\'s 404');

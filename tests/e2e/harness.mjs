@@ -356,6 +356,17 @@ export async function assertPanelControlsWhole(page) {
  * permission banner above the transcript; the agent panel has no such button) and waits until
  * the permission row says so.
  */
+/** Writes to the agent from the session's message box (a new turn starts with it) and waits for it to be sent. */
+export async function sendPrompt(page) {
+  const box = page.getByTestId('composer');
+  const before = Number(await box.getAttribute('data-sent'));
+  await box.getByTestId('prompt-send').click();
+  await eventually(async () => {
+    assert.equal(Number(await box.getAttribute('data-sent')), before + 1, await box.getByTestId('composer-notice').textContent());
+    assert.match(await box.getByTestId('composer-notice').textContent(), /^Sent: /, 'the message box says it was sent');
+  }, { message: 'the message was sent' });
+}
+
 export async function answerPermission(page, choice) {
   const before = (await pageState(page)).permissions.filter((p) => p !== null).length;
   await page.getByTestId('permission-banner').getByRole('button', { name: choice }).click();

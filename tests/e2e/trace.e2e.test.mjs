@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import {
   ARTIFACTS, ROOT, assertNoOverflow, browserSuite, closePanel, devtools, eventually, openDemo, overlay, pageState, play, replayBinary, route,
-  screenshot, serverBinary, taskItem,
+  screenshot, sendPrompt, serverBinary, taskItem,
 } from './harness.mjs';
 
 const DESKTOP = { width: 1280, height: 800 };
@@ -108,7 +108,7 @@ async function playOvertaken(page) {
   });
   await play(page, 'ask', 'superseded');
   const old = await question(page);
-  await play(page, 'new-turn', 'superseded');
+  await sendPrompt(page);
   await eventually(async () => assert.equal((await pageState(page)).overlay, null));
   await play(page, 'ask', 'superseded');
   const fresh = await question(page);

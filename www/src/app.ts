@@ -38,6 +38,8 @@ const REPLAY_WAIT_MS = 5000;
 
 /** A simulator action in flight or just finished (a status line). */
 export interface SimStatus { kind: 'busy' | 'info' | 'error'; text: string }
+/** One of your own actions in a session: its status shows there (the permission banner, the message box). */
+export interface Yours { sessionId: string; what: 'permission' | 'prompt' }
 
 const QUESTIONS = [
   'Which branch should I push the fix to?',
@@ -110,7 +112,9 @@ export class App {
   /** The agent's or the server's last action (the panel's status line). */
   simStatus: SimStatus | null = null;
   /** Your last approve / deny and the session it was in (shown there, under the permission). */
-  yourStatus: (SimStatus & { sessionId: string }) | null = null;
+  yourStatus: (SimStatus & Yours) | null = null;
+  /** Messages you sent from a session's message box (the e2e waits on it). */
+  promptsSent = 0;
   /** Simulator actions finished so far (tests wait for it to move). */
   simDone = 0;
   /** What the last "Replay old messages" came to, by the store's outcome of each frame. */
@@ -586,11 +590,11 @@ export class App {
    * Runs one simulator action (a few `POST /api/dev/sim/*` calls in order) with the panel's
    * status line; `run` returns the line to show when it succeeded. One action at a time.
    */
-  private async play(busy: string, run: (call: SimCall) => Promise<string>, yours: string | null = null): Promise<void> {
+  private async play(busy: string, run: (call: SimCall) => Promise<string>, yours: Yours | null = null): Promise<void> {
     if (this.simBusy()) return;
     const set = (status: SimStatus) => {
       if (yours === null) this.simStatus = status;
-      else this.yourStatus = { ...status, sessionId: yours };
+      else this.yourStatus = { ...status, ...yours };
     };
     set({ kind: 'busy', text: busy });
     this.render();
@@ -655,7 +659,7 @@ export class App {
     return this.play(approve ? 'Approving…' : 'Denying…', async (call) => {
       await call(api.simPath.resolvePermission(sessionId), { status: approve ? 'approved' : 'rejected' });
       return approve ? 'Approved.' : 'Denied.';
-    }, sessionId);
+    }, { sessionId, what: 'permission' });
   }
 
   /** The agent goes away: its waiters end; an open question stays answerable (resumed). */
@@ -666,12 +670,16 @@ export class App {
     });
   }
 
-  /** The user prompts again: the open turns complete and a new one starts. */
-  newTurn(sessionId: string): Promise<void> {
-    return this.play('Starting a new turn…', async (call) => {
-      await call(api.simPath.turns(sessionId), { close_open: true, prompt: 'Something else first, please.' });
-      return 'A new turn started.';
-    });
+  /**
+   * You write to the agent (the session's message box): the open turns complete and a new one
+   * starts with your message. (In the demo the simulator stands in for the agent's backend.)
+   */
+  sendPrompt(sessionId: string, prompt: string): Promise<void> {
+    return this.play('Sending…', async (call) => {
+      await call(api.simPath.turns(sessionId), { close_open: true, prompt });
+      this.promptsSent++;
+      return 'Sent: a new turn started with your message.';
+    }, { sessionId, what: 'prompt' });
   }
 
   /** The agent records a lifecycle-only turn (bookkeeping: never current). */

@@ -1,13 +1,13 @@
 // The "Play the agent" panel: one button per simulator action of the agent or the server, grouped
 // by the scenario it plays, each scenario with a sentence or two on what it shows. Shown only when
 // the server mounts the simulator (`GET /api/dev/sim`). The buttons act on the task and session
-// being viewed. What the user does (answer, skip, approve, deny) is in the session itself
-// (view.ts), never here.
+// being viewed. What the user does (answer, skip, approve, deny, write to the agent) is in the
+// session itself (view.ts), never here.
 import type { App } from './app';
 import { byId, h, renderKeyed } from './dom';
 import { sessionLabel } from './words';
 
-type Act = 'new-task' | 'reset' | 'ask' | 'ask-bundle' | 'new-turn' | 'lifecycle-turn' | 'add-reviewer' | 'detach'
+type Act = 'new-task' | 'reset' | 'ask' | 'ask-bundle' | 'lifecycle-turn' | 'add-reviewer' | 'detach'
   | 'ask-permission' | 'restart' | 'replay';
 
 interface Scenario {
@@ -34,8 +34,8 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'superseded',
     title: 'A question that was overtaken',
-    text: 'Ask a question, then start a new turn without answering: the question becomes history and can no longer be answered. Ask again and skip the new one: the old question never comes back.',
-    acts: ['ask', 'new-turn'],
+    text: 'Ask a question, then, without answering, send the agent a message from the session (the box below its transcript): a new turn starts, and the question becomes history and can no longer be answered. Ask again and skip the new one: the old question never comes back.',
+    acts: ['ask'],
   },
   {
     id: 'lifecycle',
@@ -74,7 +74,6 @@ const LABEL: Record<Act, string> = {
   reset: 'Reset demo data',
   ask: 'Ask a question',
   'ask-bundle': 'Ask three questions',
-  'new-turn': 'Start a new turn',
   'lifecycle-turn': 'Record a bookkeeping turn',
   'add-reviewer': 'Add a reviewer who asks',
   detach: 'Detach the agent',
@@ -106,8 +105,6 @@ function run(app: App, act: Act): void {
       return void app.ask(sessionId, false);
     case 'ask-bundle':
       return void app.ask(sessionId, true);
-    case 'new-turn':
-      return void app.newTurn(sessionId);
     case 'lifecycle-turn':
       return void app.lifecycleTurn(sessionId);
     case 'detach':
@@ -153,7 +150,7 @@ export function paintSimulator(app: App): void {
   const key = JSON.stringify([taskId, sessionId, target, busy, app.simStatus, app.simDone, old, location.href]);
   renderKeyed(panel, key, () => [
     h('h2', { id: 'sim-title' }, 'Play the agent'),
-    h('p', { class: 'muted small' }, 'These buttons stand in for the agent and the server (the server’s simulator). They act on the session you have open; what you do (answer, skip, approve, deny) is in the session itself.'),
+    h('p', { class: 'muted small' }, 'These buttons stand in for the agent and the server (the server’s simulator). They act on the session you have open; what you do (answer, skip, approve, deny, write to the agent) is in the session itself.'),
     h('p', { class: 'sim-target', 'data-testid': 'sim-target' }, target ? `Acting on: ${target}` : 'Open a task’s session to act in it.'),
     h('div', { class: 'sim-actions', 'data-scenario': 'panel' }, button('new-task'), button('reset')),
     h('p', {

@@ -176,8 +176,13 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
       h('div', { id: 'session-status', class: 'session-status', 'data-testid': 'session-view', 'data-session-id': sessionId }),
       h('ol', { id: 'transcript', class: 'transcript', role: 'log', 'aria-label': 'Transcript', 'data-testid': 'transcript' }),
       h('div', { id: 'overlay-slot' }),
+      h('div', { id: 'composer-slot' }),
     );
   }
+  // The message box, once the server says it plays the agent (built once: what you typed stays).
+  const composerSlot = byId('composer-slot');
+  if (app.simulator && !composerSlot.firstChild) composerSlot.append(composer(app, sessionId));
+  else if (!app.simulator && composerSlot.firstChild) composerSlot.replaceChildren();
   const status = byId('session-status');
   status.dataset['pending'] = action ?? 'none';
   status.dataset['currentTurn'] = currentTurn ?? '';
@@ -196,11 +201,18 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
       ? h('div', { class: 'permission-banner', role: 'status', 'data-testid': 'permission-banner' },
         h('p', {}, 'The agent asks for your permission (see the transcript).'),
         app.simulator ? h('div', { class: 'actions' }, permissionButtons(app, sessionId)) : null,
-        yours && yours.kind !== 'info'
+        yours && yours.what === 'permission' && yours.kind !== 'info'
           ? h('p', { class: `notice ${yours.kind}`, role: 'status', 'data-testid': 'permission-notice' }, yours.text)
           : null)
       : null,
   ]);
+
+  const sendNotice = body.querySelector<HTMLElement>('[data-testid="composer-notice"]');
+  if (sendNotice) {
+    setNotice(sendNotice, yours && yours.what === 'prompt' ? yours : null);
+    body.querySelector<HTMLElement>('[data-testid="composer"]')!.dataset['sent'] = String(app.promptsSent);
+    body.querySelector<HTMLButtonElement>('[data-testid="prompt-send"]')!.disabled = app.simBusy();
+  }
 
   const turnNumber = turnNumbers(messages);
   const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status]), app.details, app.answers.size]);
@@ -251,6 +263,35 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
  * through its simulator (it has no permission endpoint of its own), so without `--simulator` the
  * banner only says what is asked.
  */
+/**
+ * The session's message box: what you write to the agent starts a new turn with it (the open
+ * turns complete, so an open question becomes history). Built once per session view, so what you
+ * typed survives repaints; its notice line says how the sending went.
+ */
+function composer(app: App, sessionId: string): HTMLElement {
+  const input = h('input', {
+    type: 'text', id: 'prompt-input', 'data-testid': 'prompt-input', maxlength: 500, value: 'Something else first, please.',
+  });
+  return h('form', {
+    class: 'composer', 'data-testid': 'composer', 'aria-label': 'Message the agent',
+    onsubmit: ((e: Event) => {
+      e.preventDefault();
+      const text = input.value.trim();
+      if (text) void app.sendPrompt(sessionId, text);
+    }) as EventListener,
+  },
+  h('label', { for: 'prompt-input' }, 'Message the agent'),
+  h('div', { class: 'composer-row actions' }, input, h('button', { type: 'submit', class: 'primary', 'data-testid': 'prompt-send' }, 'Send')),
+  h('p', { class: 'notice', role: 'status', 'data-testid': 'composer-notice', hidden: true }));
+}
+
+/** Shows `status` (or nothing) in a notice line. */
+function setNotice(el: HTMLElement, status: { kind: string; text: string } | null): void {
+  el.hidden = status === null;
+  el.className = `notice ${status?.kind ?? ''}`;
+  if (el.textContent !== (status?.text ?? '')) el.textContent = status?.text ?? '';
+}
+
 function permissionButtons(app: App, sessionId: string): HTMLElement[] {
   const busy = app.simBusy();
   return [
