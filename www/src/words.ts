@@ -5,22 +5,13 @@ import type { App } from './app';
 import { h } from './dom';
 import type { Message, Session } from './wire';
 import { isRecord } from './wire';
+// The session states in the devtools panel's words (the same file the panel uses).
+import { STATE_WORDS } from '/pkg/devtools-words.js';
 
 export const ACTION_LABEL: Record<PendingAction, string> = { clarification: 'Question', permission: 'Permission' };
 export const ACTION_TITLE: Record<PendingAction, string> = {
   clarification: 'waiting for your answer',
   permission: 'waiting for your permission',
-};
-
-const STATE_WORDS: Record<string, string> = {
-  CREATED: 'New',
-  STARTING: 'Starting',
-  RUNNING: 'Working',
-  IDLE: 'Idle',
-  WAITING_FOR_INPUT: 'Waiting for your answer',
-  COMPLETED: 'Finished',
-  FAILED: 'Failed',
-  CANCELLED: 'Cancelled',
 };
 
 /** A session state in words; `action` (the store's answer for the session) names what it waits for. */
