@@ -671,15 +671,14 @@ export function mountDevtools(store, element, options) {
     return out;
   }
 
+  /** A query's answer (already asked) with the reason the store gave for it. */
+  const withReason = (answer) => [answer, store.lastReason()];
+
   function sessionDetail(id) {
-    const action = store.sessionPendingAction(id);
-    const actionReason = store.lastReason();
-    const question = store.pendingClarification(id);
-    const questionReason = store.lastReason();
-    const turn = store.currentTurnId(id);
-    const turnReason = store.lastReason();
-    const permission = store.hasPendingPermission(id);
-    const permissionReason = store.lastReason();
+    const [action, actionReason] = withReason(store.sessionPendingAction(id));
+    const [question, questionReason] = withReason(store.pendingClarification(id));
+    const [turn, turnReason] = withReason(store.currentTurnId(id));
+    const [permission, permissionReason] = withReason(store.hasPendingPermission(id));
     const e = store.explain(id);
     const out = [
       h('h3', { tabindex: '-1', 'data-kind': 'session', 'data-id': id }, 'Session ', h('span', { class: 'id' }, id)),
@@ -721,12 +720,9 @@ export function mountDevtools(store, element, options) {
   }
 
   function taskDetail(id) {
-    const action = store.taskPendingAction(id);
-    const actionReason = store.lastReason();
-    const owner = store.pendingOwner(id);
-    const ownerReason = store.lastReason();
-    const summary = store.taskStatusSummary(id);
-    const summaryReason = store.lastReason();
+    const [action, actionReason] = withReason(store.taskPendingAction(id));
+    const [owner, ownerReason] = withReason(store.pendingOwner(id));
+    const [summary, summaryReason] = withReason(store.taskStatusSummary(id));
     const e = store.explainOwner(id);
     const out = [
       h('h3', { tabindex: '-1', 'data-kind': 'task', 'data-id': id }, 'Task ', h('span', { class: 'id' }, id)),

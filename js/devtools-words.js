@@ -1,8 +1,8 @@
 // The devtools panel's words (`task-projection/devtools`, js/devtools-dom.js): the store's answers
-// and explanations (`explain`, `explainOwner`) in plain words. Ported from the demo's "Why?" panel
-// (www/src/why.ts, www/src/words.ts), whose wording it keeps, so that the demo can show this panel
-// instead. Codes (reasons, standings, states, revisions) never appear in these words: the panel
-// puts them in its smaller "details" lines.
+// and explanations (`explain`, `explainOwner`) in plain words; the repository's demo page and its
+// inspector word session states and reasons with them too (served at /pkg/devtools-words.js).
+// Codes (reasons, standings, states, revisions) never appear in these words: the panel puts them
+// in its smaller "details" lines.
 
 /** What a session or task waits for (`sessionPendingAction`, `taskPendingAction`). */
 export function actionWords(action) {
@@ -46,7 +46,7 @@ export function summaryWords(summary) {
   return 'held';
 }
 
-export const STATE_WORDS = {
+const STATE_WORDS = {
   CREATED: 'New',
   STARTING: 'Starting',
   RUNNING: 'Working',

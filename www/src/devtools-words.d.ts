@@ -9,7 +9,8 @@ export declare const TURN_STANDING: Words;
 export declare const QUESTION_WHY: Words;
 export declare const REQUEST_STANDING: Words;
 export declare const OWNER_WHY: Words;
-/** A session's wire state in words (`WAITING_FOR_INPUT` → "Waiting for your answer"). */
-export declare const STATE_WORDS: Words;
+/** A session's wire state in words (`WAITING_FOR_INPUT` → "Waiting for your answer"; with
+ * `action` `"permission"`, "Waiting for your permission"). */
+export declare function stateWords(state: unknown, action: string | null | undefined): string;
 /** `table[code]`, or words that say there are none. */
 export declare function words(table: Words, code: string): string;

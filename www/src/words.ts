@@ -6,7 +6,7 @@ import { h } from './dom';
 import type { Message, Session } from './wire';
 import { isRecord } from './wire';
 // The session states in the devtools panel's words (the same file the panel uses).
-import { STATE_WORDS } from '/pkg/devtools-words.js';
+import { stateWords as panelStateWords } from '/pkg/devtools-words.js';
 
 export const ACTION_LABEL: Record<PendingAction, string> = { clarification: 'Question', permission: 'Permission' };
 export const ACTION_TITLE: Record<PendingAction, string> = {
@@ -14,11 +14,10 @@ export const ACTION_TITLE: Record<PendingAction, string> = {
   permission: 'waiting for your permission',
 };
 
-/** A session state in words; `action` (the store's answer for the session) names what it waits for. */
+/** A session state in words, as the panel says it (`action`, the store's answer for the session,
+ * names what it waits for); '' while the state is not loaded (the page says "Loading…"). */
 export function stateWords(state: unknown, action: PendingAction | null | undefined): string {
-  if (typeof state !== 'string' || !state) return '';
-  if (state === 'WAITING_FOR_INPUT' && action === 'permission') return 'Waiting for your permission';
-  return STATE_WORDS[state] ?? 'Unknown state';
+  return typeof state === 'string' && state ? panelStateWords(state, action) : '';
 }
 
 /** Turns numbered as the transcript shows them ("Turn 2"): by the order their first message appears. */
