@@ -1,6 +1,6 @@
 // The devtools panel's recording (js/devtools-dom.js): `store.startRecording()` (which needs
 // `import 'task-projection/trace'`), the trace so far at any time, and the inspector's channel.
-// Ported from the demo's recording (www/src/record.ts), which speaks the same protocol.
+// The repository's inspector (www/src/inspect.ts) attaches over that channel (www/src/channel.ts).
 //
 // The store gives a recording's text only at `stopRecording()`. To hand out the trace so far, the
 // recording is stopped and started again at once (no input can come between: one synchronous
