@@ -105,7 +105,7 @@ export function isNewerStatusSummary(incoming, held) {
 
 /** The summary to hold: the caller's own object (the export returns its index among the kept). */
 export function mergeFetchedStatusSummary(input) {
-  const kept = tape().arg(input, FETCHED_INPUT, 'input').send();
+  const kept = tape(true).arg(input, FETCHED_INPUT, 'input').send();
   const i = raw.mergeFetchedStatusSummary();
   return i < 0 ? null : kept[i];
 }

@@ -45,6 +45,16 @@ export const MAX_ARGS = 3;
 /** The direct tape's first word when a call's arguments are on the spill tape (`tape::SPILL`). */
 export const SPILL_MARK = 0xffffffff;
 
+// ---- what the store holds of a status summary (src/wire/held.rs) ----
+
+/** A held summary nests at most this many levels of objects and arrays (itself the first),
+ * holds at most this many values, and this many UTF-16 code units of keys and strings. */
+export const HELD_DEPTH = 32;
+export const HELD_VALUES = 10000;
+export const HELD_TEXT = 1048576;
+/** How a summary beyond a bound is refused (`invalid_value`), as the native check words it. */
+export const HELD_PROBLEM = Object.freeze({ depth: "nested deeper than 32 levels (a status summary's bound)", values: "more than 10000 values (a status summary's bound)", text: "more than 1048576 characters of keys and strings (a status summary's bound)" });
+
 // ---- the store's fast path (src/wire/fast.rs) ----
 
 /** The codes of `__applyMessage` and `__sessionQuery`: a message event's or page row's kind, its
@@ -812,6 +822,100 @@ function unreadable(error) {
   return out;
 }
 
+// ---- a status summary the store holds (src/wire/held.rs: the bounds) ----------------------------
+
+/**
+ * The store's own copy of a status summary (a `KEPT` node), read once: JSON data, deeply frozen.
+ * Plain objects (of a root prototype, or none), arrays, well-formed strings, finite numbers (`-0`
+ * is `0`), booleans and `null`; a key whose value is `undefined` is left out, as JSON leaves it.
+ * Anything else is refused where it is: `invalid_type` (a BigInt, a function, a symbol,
+ * `undefined` in an array, a Date, Map, class instance…), `invalid_value` (NaN, ±Infinity, a lone
+ * surrogate, a cycle, beyond HELD_DEPTH, HELD_VALUES or HELD_TEXT), and a caller's exception (a
+ * getter, a Proxy trap) becomes `unreadable_value` in `arg()`. So the store can always hand on
+ * what it accepted, and nothing the caller still holds is kept.
+ */
+function held(v) {
+  // What this summary has taken of the bounds, and the objects being read (a cycle); per call, as
+  // a getter may call the store again while it is read.
+  return heldValue(v, 1, { values: 1, text: 0, inside: [] });
+}
+
+function heldValue(v, depth, b) {
+  switch (typeof v) {
+    case 'string':
+      b.text += v.length;
+      if (b.text > HELD_TEXT) throw refuse('invalid_value', HELD_PROBLEM.text);
+      if (!wellFormed(v)) throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+      return v;
+    case 'number':
+      if (v - v !== 0) throw refuse('invalid_value', `${v}, which JSON cannot carry`);
+      return v === 0 ? 0 : v;
+    case 'boolean':
+      return v;
+    case 'object':
+      if (v === null) return null;
+      break;
+    default:
+      throw refuse('invalid_type', `expected JSON data (an object, array, string, finite number, boolean or null), got ${typeof v === 'bigint' ? 'a BigInt' : typeof v}`);
+  }
+  if (depth > HELD_DEPTH) throw refuse('invalid_value', HELD_PROBLEM.depth);
+  for (let i = 0; i < b.inside.length; i++) {
+    if (b.inside[i] === v) throw refuse('invalid_value', 'a cycle: it contains itself');
+  }
+  b.inside.push(v);
+  let out;
+  if (Array.isArray(v)) {
+    const n = checkedLength(v);
+    b.values += n;
+    if (b.values > HELD_VALUES) throw refuse('invalid_value', HELD_PROBLEM.values);
+    out = new Array(n);
+    for (let i = 0; i < n; i++) {
+      path.push(i);
+      const item = v[i];
+      if (item === undefined) throw refuse('invalid_type', 'expected JSON data, got undefined (an array element)');
+      out[i] = heldValue(item, depth + 1, b);
+      path.pop();
+    }
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== null && Object.getPrototypeOf(proto) !== null) {
+      throw refuse('invalid_type', `expected JSON data (a plain object), got ${tagOf(v)}`);
+    }
+    const keys = Object.keys(v);
+    b.values += keys.length;
+    if (b.values > HELD_VALUES) throw refuse('invalid_value', HELD_PROBLEM.values);
+    out = {};
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      path.push(k);
+      b.text += k.length;
+      if (b.text > HELD_TEXT) throw refuse('invalid_value', HELD_PROBLEM.text);
+      if (!wellFormed(k)) throw refuse('invalid_value', 'a key that is not well-formed UTF-16 (a lone surrogate)');
+      const item = v[k];
+      if (item !== undefined) {
+        const copy = heldValue(item, depth + 1, b);
+        // An own `__proto__` key (JSON.parse makes one) stays a key.
+        if (k === '__proto__') Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+        else out[k] = copy;
+      }
+      path.pop();
+    }
+  }
+  b.inside.pop();
+  return Object.freeze(out);
+}
+
+/** What kind of object `v` is, for a message (a Date, a Map, a class instance). */
+function tagOf(v) {
+  let tag;
+  try {
+    tag = Object.prototype.toString.call(v).slice(8, -1);
+  } catch (_) {
+    return 'an object of another kind';
+  }
+  return tag === 'Object' ? 'an instance of a class' : `a ${tag}`;
+}
+
 function checkedLength(v) {
   const n = v.length;
   if (!(n >= 0 && n <= MAX_ELEMENTS && n === Math.floor(n))) {
@@ -951,6 +1055,8 @@ class Tape {
     this.bn = 0;
     this.args = 0;
     this.kept = [];
+    /** Kept objects are passed as the caller's own (the stateless rules module), not copied. */
+    this.own = false;
     this.busy = false;
     this.gen = 0;
     // The cell of the last string written, by length mod 64: repeated ids and states are written
@@ -1049,12 +1155,17 @@ class Tape {
 
 const spare = new Tape(true);
 
-/** A tape for one call's arguments (a JS one when a caller's getter calls us re-entrantly). */
-export function tape() {
+/**
+ * A tape for one call's arguments (a JS one when a caller's getter calls us re-entrantly). `own`:
+ * kept objects are the caller's own (a stateless function returning one of its inputs), else the
+ * store's copies (`held`).
+ */
+export function tape(own = false) {
   if (!initialized) assertInitialized();
   let t = spare;
   if (t.busy) t = new Tape(false);
   t.busy = true;
+  t.own = own;
   t.gen += 1;
   t.wn = ROOT + 1 + MAX_ARGS;
   t.bn = 0;
@@ -1153,6 +1264,8 @@ function object(t, v, node) {
   const nodes = node.nodes;
   const n = keys.length;
   const isKept = node.t === KEPT;
+  // The store's own copy, read once: the fields the engine reads are written from it.
+  if (isKept && !t.own) v = held(v);
   const shape = shapeOf(t, node);
   const first = isKept ? 2 : 1;
   const at = words(t, n + first);

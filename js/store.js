@@ -468,7 +468,8 @@ export class ProjectionStore {
     return s.wasm.taskPendingAction();
   }
 
-  /** The held summary: the caller's own object it came in as. */
+  /** The held summary: the store's frozen copy of the one passed in (the same object until it
+   * changes), or null / undefined. */
   taskStatusSummary(taskId) {
     const s = live(this);
     one(taskId, LEAF, 'taskId');
@@ -575,27 +576,19 @@ export class ProjectionStore {
 
   /**
    * What the store holds for `tasks` (and their sessions) and `sessions` (everything without
-   * options), with its answers: a plain JSON-safe object (docs/snapshot-format.md). A held status
-   * summary is a copy of your object.
+   * options), with its answers: a plain JSON-safe object of its own (docs/snapshot-format.md).
+   * Never throws for what the store holds: a summary was read into JSON data when it came in.
    */
   dehydrate(options) {
     const s = live(this);
     one(options, DEHYDRATE_OPTIONS, 'options');
     const summaries = [];
     const snapshot = JSON.parse(s.wasm.__dehydrate(summaries));
-    // Each held summary (written as its index in `summaries`) is a copy of the caller's object,
-    // made here, in JS.
+    // Each held summary (written as its index in `summaries`: the store's frozen JSON data) is
+    // copied here, unfrozen, once per task.
     const copies = new Map();
     const copy = (id, index) => {
-      if (!copies.has(id)) {
-        let value;
-        try {
-          value = JSON.parse(JSON.stringify(summaries[index]));
-        } catch (error) {
-          throw taskProjectionError('unreadable_value', 'summary', `the status summary of task ${JSON.stringify(id)} cannot be copied: ${error}`, error);
-        }
-        copies.set(id, value);
-      }
+      if (!copies.has(id)) copies.set(id, JSON.parse(JSON.stringify(summaries[index])));
       return copies.get(id);
     };
     for (const task of snapshot.tasks) if (typeof task.summary === 'number') task.summary = copy(task.id, task.summary);

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use task_projection::wire::shape::{self, Field, Node, Shape, Ts};
-use task_projection::wire::{fast, tape};
+use task_projection::wire::{fast, held, tape};
 
 const REGENERATE: &str = "UPDATE_GENERATED=1 cargo test --test generated";
 
@@ -83,6 +83,15 @@ fn js_number(n: u64) -> String {
     } else {
         n.to_string()
     }
+}
+
+/// `text` as a JS string literal (the texts here are ASCII without double quotes or backslashes).
+fn js_string(text: &str) -> String {
+    assert!(
+        text.chars().all(|c| c.is_ascii() && c != '"' && c != '\\'),
+        "{text}"
+    );
+    format!("\"{text}\"")
 }
 
 /// A doc comment at `indent`: `/** line */`, or a block for several lines.
@@ -240,6 +249,21 @@ fn read_js_region() -> String {
         "/** The direct tape's first word when a call's arguments are on the spill tape (`tape::SPILL`). */\n\
          export const SPILL_MARK = 0x{:x};\n",
         tape::SPILL
+    );
+    let _ = writeln!(
+        out,
+        "// ---- what the store holds of a status summary (src/wire/held.rs) ----\n\n\
+         /** A held summary nests at most this many levels of objects and arrays (itself the first),\n \
+         * holds at most this many values, and this many UTF-16 code units of keys and strings. */\n\
+         export const HELD_DEPTH = {};\nexport const HELD_VALUES = {};\nexport const HELD_TEXT = {};\n\
+         /** How a summary beyond a bound is refused (`invalid_value`), as the native check words it. */\n\
+         export const HELD_PROBLEM = Object.freeze({{ depth: {}, values: {}, text: {} }});\n",
+        held::DEPTH,
+        held::VALUES,
+        held::TEXT,
+        js_string(held::TOO_DEEP),
+        js_string(held::TOO_MANY),
+        js_string(held::TOO_LONG),
     );
     out.push_str(
         "// ---- the store's fast path (src/wire/fast.rs) ----\n\n\

@@ -86,6 +86,7 @@ fn summary_with_payload<W: Wire + Clone>(
     value: W,
     path: &Path<'_>,
 ) -> Result<Option<(StatusSummary, W)>, WireError> {
+    value.check_held(path)?;
     Ok(decode::summary(&value, path)?.map(|summary| (summary, value)))
 }
 

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{integral_u64, Kind, Wire};
+use super::{held, integral_u64, Kind, Path, Wire};
+use crate::error::WireError;
 
 /// A borrowed `serde_json::Value`, or an absent one.
 #[derive(Clone, Copy, Debug)]
@@ -50,5 +51,9 @@ impl<'a> Wire for Json<'a> {
     fn unsigned(&self) -> Option<u64> {
         let value = self.0?;
         value.as_u64().or_else(|| integral_u64(value.as_f64()?))
+    }
+    fn check_held(&self, path: &Path<'_>) -> Result<(), WireError> {
+        self.0
+            .map_or(Ok(()), |value| held::check(value, path.text()))
     }
 }

@@ -318,6 +318,7 @@ fn task<W: Wire + Clone, P>(
     object(value, path)?;
     let summary_path = path.key("summary");
     let summary_value = value.get("summary");
+    summary_value.check_held(&summary_path)?;
     let summary = match decode::summary(&summary_value, &summary_path)? {
         Some(summary) => Some((summary, payload_of(summary_value))),
         None if summary_value.is_null() => None,

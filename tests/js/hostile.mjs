@@ -209,12 +209,15 @@ export function seeded(ProjectionStore) {
 
 /**
  * Every position of one argument by its schema: `[]` (the argument itself) and the path of each
- * field the engine reads (into an array: its element 0).
+ * field the engine reads (into an array: its element 0), and of a field it does not read in a
+ * status summary it holds (`extra`).
  */
 function positionsOf(node, prefix, out) {
   out.push(prefix);
   if (node === S.LEAF || node === undefined) return out;
   if (node.t === 2) return positionsOf(node.of, prefix.concat([0]), out);
+  // A summary the store holds: a field the engine does not read is held too.
+  if (node.t === S.KEPT) out.push(prefix.concat(['extra']));
   for (const k of node.keys) positionsOf(node.of[k], prefix.concat([k]), out);
   return out;
 }

@@ -3,7 +3,9 @@
 // entry point (the store's `task-projection` with its recorder `task-projection/trace`, and the
 // stateless `task-projection/rules`), against the default entries and the pure-JS fallbacks.
 // Each outcome is either a TaskProjectionError (known code, a field, a short message) with the
-// state digest unchanged, or an acceptance, and the accepted ones are exactly those of
+// state digest unchanged, or an acceptance that leaves a sound store (tests/js/sound.mjs: it
+// dehydrates and hydrates back alike, its answers can be written, and altering the call's
+// arguments or the answers afterwards changes nothing it holds), and the accepted ones are exactly those of
 // tests/fixtures/hostile_acceptances.json (docs/decisions.md says why each class is accepted;
 // HOSTILE_UPDATE=1 rewrites the file). Then
 // 10^5 more hostile calls in the same module instance, after which every case of
@@ -22,6 +24,7 @@ import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
+import { mutateDeep, soundness } from './sound.mjs';
 
 // Each build's entry points: the store module's and the rules module's (two wasm instances).
 // `ProjectionStore.hydrate` as an entry point of its own (a store it returns is freed at once).
@@ -67,8 +70,30 @@ async function call(tp, store, name, kind, args) {
   return tp[method](...real);
 }
 
-/** Runs one hostile call; returns 'accepted', 'rejected', or a string describing what went wrong. */
-async function hostileCall(tp, store, name, kind, args) {
+/** A copy of plain data `v` (arrays and unfrozen plain objects; anything else as is): a base call's
+ * arguments, fresh per call so that altering them after the call alters no other call's. */
+function cloneData(v) {
+  if (Array.isArray(v)) return v.map(cloneData);
+  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype || Object.isFrozen(v)) return v;
+  const out = {};
+  for (const k of Object.keys(v)) out[k] = cloneData(v[k]);
+  return out;
+}
+
+/** `base`'s arguments with the one at `i` / `path` replaced by `bad`, fresh (cloneData). */
+const argsWith = (base, i, path, bad) => {
+  const args = base.map(cloneData);
+  args[i] = replaced(args[i], path, bad);
+  return args;
+};
+
+/**
+ * Runs one hostile call; returns 'accepted', 'rejected', or a string describing what went wrong.
+ * An accepted store call must leave a sound store (sound.mjs: it dehydrates, hydrates back alike,
+ * its answers can be written), and then altering its arguments (unless `shared`: a heavy value
+ * other calls reuse) must change nothing the store holds.
+ */
+async function hostileCall(tp, store, name, kind, args, shared = false) {
   const before = store ? stateOf(store) : undefined;
   let result;
   try {
@@ -85,6 +110,15 @@ async function hostileCall(tp, store, name, kind, args) {
   }
   if (kind === 'async' && !(result && typeof result === 'object' && ('sessions' in result || 'error' in result))) {
     return `boundedLoad resolved to ${describe(result)}`;
+  }
+  if (store) {
+    const problem = soundness(tp.ProjectionStore, store);
+    if (problem) return `accepted, then ${problem}`;
+    if (!shared) {
+      const held = stateOf(store, { byValue: true });
+      mutateDeep(args);
+      if (stateOf(store, { byValue: true }) !== held) return 'accepted, then altering its arguments changed what the store holds';
+    }
   }
   return 'accepted';
 }
@@ -113,9 +147,8 @@ for (const [label, tp] of [[main.development ? 'default (development build)' : '
         const key = `${name} ${pathText(i, path)}`;
         const accepted = [];
         for (const [kindName, make] of KINDS) {
-          const args = base.slice();
-          args[i] = replaced(base[i], path, make());
-          const outcome = await hostileCall(tp, store, name, kind, args);
+          const args = argsWith(base, i, path, make());
+          const outcome = await hostileCall(tp, store, name, kind, args, HEAVY.has(kindName));
           calls++;
           if (outcome === 'accepted') accepted.push(kindName);
           else if (outcome === 'rejected') rejected++;
@@ -164,12 +197,13 @@ for (const [label, tp] of [[main.development ? 'default (development build)' : '
     const problems = [];
     for (let n = 0; n < SURVIVAL_CALLS; n++) {
       const [name, base, kind, i, path, make] = combos[(n * 7919) % combos.length];
-      const args = base.slice();
-      args[i] = replaced(base[i], path, make());
+      const args = argsWith(base, i, path, make());
       const outcome = await hostileCall(tp, kind === 'store' ? store : undefined, name, kind, args);
       if (outcome !== 'accepted' && outcome !== 'rejected') problems.push(`${name} ${pathText(i, path)}: ${outcome}`);
       if (n % 5000 === 4999) {
         answers(store);
+        const problem = soundness(tp.ProjectionStore, store);
+        if (problem) problems.push(`after ${n + 1} hostile calls: ${problem}`);
         store.free();
         store = seeded(tp.ProjectionStore);
       }

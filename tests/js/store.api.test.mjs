@@ -180,18 +180,21 @@ describe('result identity (useSyncExternalStore)', () => {
 });
 
 describe('taskStatusSummary', () => {
-  test('hands back the caller\'s own summary object (===), untouched', () => {
+  test('hands back a frozen copy of the summary, every field kept, the same object until it changes', () => {
     const store = new ProjectionStore();
     const first = { revision: 4, updated_at: at(1), pending_action: 'clarification', primary_session: { id: 'sess-a' }, git: { branch: 'b' } };
     store.applyStatusSummaryEvent({ task_id: T, workspace_id: 'ws', status_summary: first });
-    assert.equal(store.taskStatusSummary(T), first);
+    const held = store.taskStatusSummary(T);
+    assert.deepEqual(held, first);
+    assert.notEqual(held, first, 'the store\'s own copy');
+    assert.ok(Object.isFrozen(held) && Object.isFrozen(held.git));
     store.applyStatusSummaryEvent({ task_id: T, workspace_id: 'ws', status_summary: { ...first, revision: 3 } });
     assert.equal(store.lastReason(), 'older_revision_rejected');
-    assert.equal(store.taskStatusSummary(T), first, 'still the first object');
+    assert.equal(store.taskStatusSummary(T), held, 'still the first copy');
     const snapshotTask = { id: T, status_summary: { revision: 9, updated_at: at(2) }, task_pending_action: null };
     store.applyTaskSnapshot(store.beginTaskFetch(), [snapshotTask]);
-    assert.equal(store.taskStatusSummary(T), snapshotTask.status_summary, 'the response\'s own object');
-    assert.deepEqual(first, { revision: 4, updated_at: at(1), pending_action: 'clarification', primary_session: { id: 'sess-a' }, git: { branch: 'b' } });
+    assert.deepEqual(store.taskStatusSummary(T), snapshotTask.status_summary, 'the response\'s summary');
+    assert.deepEqual(first, { revision: 4, updated_at: at(1), pending_action: 'clarification', primary_session: { id: 'sess-a' }, git: { branch: 'b' } }, 'the caller\'s object untouched');
     store.free();
   });
 });
