@@ -116,8 +116,9 @@ impl Db {
 
     /// Runs the pending migrations (idempotent). PostgreSQL: sqlx's migrator (its
     /// `_sqlx_migrations` table, checksums; concurrent runners serialized by an advisory lock).
-    /// SQLite: `rusqlite_migration` (the version in `user_version`; a database from a build that
-    /// kept a `_sqlx_migrations` table was recreated when it was opened, `db/migrate.rs`).
+    /// SQLite: `rusqlite_migration` (the version in `user_version`; an earlier build's
+    /// `_sqlx_migrations` was taken over in place when the file was opened, and a database it
+    /// cannot take over, or a newer build's, refused untouched: `db/migrate.rs`).
     pub async fn migrate(&self) -> Result<()> {
         match self.handle.as_ref() {
             Handle::Postgres(pool) => {

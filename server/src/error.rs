@@ -13,6 +13,11 @@ pub enum ServerError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("SQLite migration error: {0}")]
     SqliteMigrate(#[from] rusqlite_migration::Error),
+    /// An SQLite database this build will not migrate: an earlier build's bookkeeping it cannot
+    /// take over (a failed, changed, missing or unknown migration), or a newer build's schema.
+    /// Refused before anything was written.
+    #[error("SQLite database left untouched: {0}")]
+    SqliteRefused(String),
     /// The stored epoch is not a canonical positive integer (SPEC §5); the value is left as is.
     #[error(
         "meta.projection_epoch holds {stored:?}, not a canonical positive integer: refusing to \

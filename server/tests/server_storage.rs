@@ -142,6 +142,57 @@ async fn migrations_are_idempotent(db: Db, _: Kind) {
 }
 both!(migrations_are_idempotent);
 
+/// The previous build's SQLite database (tests/fixtures/sqlx-bookkeeping.db: its
+/// `_sqlx_migrations` table, epoch 3) serves on once `storage::connect` has migrated it in place:
+/// its tasks with their answers, and revisions newer than every one it handed out.
+#[tokio::test]
+async fn a_previous_builds_sqlite_database_serves_on() {
+    let url = fresh_url(Kind::Sqlite).await.unwrap();
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_end_matches("?mode=rwc");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/sqlx-bookkeeping.db"
+    );
+    std::fs::copy(fixture, path).unwrap();
+    let db = storage::connect(&url).await.unwrap();
+    assert_eq!(stored_epoch(&db).await.unwrap().as_deref(), Some("3"));
+    let clock = RevisionClock::start(db.clone()).await.unwrap();
+    assert_eq!(clock.started_epoch(), "4");
+    let revision = clock.reserve().await.unwrap();
+    let last = Revision {
+        epoch: "3".into(),
+        sequence: 10,
+    };
+    assert!(newer(&revision, &last), "{revision:?} after {last:?}");
+    let p = Projector::new(Storage::new(db.clone()), clock);
+    assert_eq!(p.storage().task_count().await.unwrap(), 4);
+    for (title, action) in [
+        ("Refactor the billing module", None),
+        (
+            "Upgrade the CI pipeline",
+            Some(PendingAction::Clarification),
+        ),
+        (
+            "Deploy preview environment",
+            Some(PendingAction::Permission),
+        ),
+        (
+            "Made by the previous build",
+            Some(PendingAction::Clarification),
+        ),
+    ] {
+        let id: String =
+            task_projection_server::db::query_scalar("SELECT id FROM tasks WHERE title = $1")
+                .bind(title)
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        assert_eq!(p.task_action(&id).await.unwrap(), action, "{title}");
+    }
+}
+
 async fn corrupt_metadata_is_an_error(db: Db, _: Kind) {
     let fx = Fx::new(&db);
     fx.task("task-1").await;

@@ -1,9 +1,10 @@
-//! Opening the one SQLite connection: the URL as an SQLite URI, foreign keys, WAL; a database made
-//! by an earlier build is recreated first (`migrate::recreate_old_bookkeeping`).
+//! Opening the one SQLite connection: the URL as an SQLite URI, foreign keys, WAL; a file is
+//! checked first, and a database made by an earlier build migrated in place
+//! (`migrate::prepare_sqlite`).
 
 use crate::error::Result;
 
-use super::migrate::recreate_old_bookkeeping;
+use super::migrate::prepare_sqlite;
 use super::{SQLITE_BUSY_TIMEOUT, SQLITE_STATEMENT_CACHE};
 
 /// Where an SQLite URL points: `sqlite::memory:`, or a file with SQLite's URI parameters
@@ -30,12 +31,14 @@ pub(super) fn sqlite_target(url: &str) -> Option<String> {
 /// Opens the one SQLite connection: foreign keys on (as sqlx did), WAL with
 /// `synchronous = NORMAL` for a file (a commit is a WAL append, synced at checkpoints: durable
 /// when the process dies, a power loss may drop the last commits, never corrupts; the epoch
-/// change syncs itself, server/src/revision.rs). A file an earlier build migrated (its
-/// `_sqlx_migrations` table) is emptied first; the caller then runs the migrations.
+/// change syncs itself, server/src/revision.rs). Before anything is written to a file, a database
+/// from a newer build, or one of an earlier build whose bookkeeping cannot be taken over, is
+/// refused (untouched), and an earlier build's `_sqlx_migrations` is taken over in place; the
+/// caller then runs the migrations.
 pub(super) fn open_sqlite(url: &str) -> Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
     let target = sqlite_target(url);
-    let conn = match &target {
+    let mut conn = match &target {
         None => rusqlite::Connection::open_in_memory()?,
         Some(uri) => rusqlite::Connection::open_with_flags(
             uri,
@@ -49,7 +52,8 @@ pub(super) fn open_sqlite(url: &str) -> Result<rusqlite::Connection> {
     conn.set_prepared_statement_cache_capacity(SQLITE_STATEMENT_CACHE);
     conn.execute_batch("PRAGMA foreign_keys = ON")?;
     if target.is_some() {
-        recreate_old_bookkeeping(&conn)?;
+        // First: a refused file keeps its journal mode too.
+        prepare_sqlite(&mut conn)?;
         // Persistent in the file; a read-only or busy database keeps its journal.
         if let Err(error) = conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
             tracing::warn!(%error, "could not switch SQLite to WAL; keeping its journal");

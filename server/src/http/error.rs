@@ -59,7 +59,8 @@ impl From<ServerError> for ApiError {
             ServerError::Database(_)
             | ServerError::Sqlite(_)
             | ServerError::Migrate(_)
-            | ServerError::SqliteMigrate(_) => {
+            | ServerError::SqliteMigrate(_)
+            | ServerError::SqliteRefused(_) => {
                 (StatusCode::INTERNAL_SERVER_ERROR, "database_error")
             }
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal_error"),
