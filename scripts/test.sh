@@ -108,7 +108,7 @@ if [ -z "${SETUP_FAILED:-}" ]; then
     # Every JS test against the production build that apps ship (`task-projection` with no
     # `development` condition; the tests of the development features import
     # `task-projection/development`), then the files that prove both builds alike (every store
-    # scenario, the convergence properties, the hostile catalogue, snapshots) again on the
+    # scenario, the convergence properties, the hostile catalogue, snapshots, what the store holds) again on the
     # development build (tests/js/build.mjs says which build a process resolved).
     stage node-test node --test \
       --test-reporter=spec --test-reporter-destination=stdout \
@@ -120,7 +120,7 @@ if [ -z "${SETUP_FAILED:-}" ]; then
       --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$DEVELOPMENT_COUNTS" \
       tests/js/store.node.test.mjs tests/js/store.convergence.test.mjs tests/js/hostile.test.mjs \
-      tests/js/store.snapshot.test.mjs tests/js/store.api.test.mjs || true
+      tests/js/store.snapshot.test.mjs tests/js/store.api.test.mjs tests/js/store.sound.test.mjs || true
     # Other engines (tests/engines/, W3C WebDriver): the store and rules pages against every
     # browser entry of pkg/ in WebKit (WebKitGTK's MiniBrowser under Xvfb, WebKitWebDriver) and
     # Gecko (headless Firefox ESR, geckodriver), the demo at 390x844 in WebKit against the real

@@ -707,3 +707,164 @@ fn in_order_delivery_keeps_the_invariants() {
         })
         .unwrap();
 }
+
+/// A field no rule reads, JSON at the edge of what a held summary may be (`wire::held`): up to
+/// 32 levels with the summary (29 wrappers, the object, its inner object), odd keys and
+/// strings, `-0`, big and small numbers.
+fn odd_field(seed: u8) -> Value {
+    let mut v = json!({ "__proto__": { "x": -0.0 }, "é😀": [1e300, 5e-324, u64::MAX, "\u{0}"] });
+    for i in 0..usize::from(seed % 30) {
+        v = json!({ "next": v, "i": i });
+    }
+    v
+}
+
+/// `history` with every summary carrying [`odd_field`] (both deliveries get the same inputs).
+fn with_odd_summaries(mut history: History, seed: u8) -> History {
+    let extra = odd_field(seed);
+    // `get_mut`: indexing would insert a `null` summary where the key is absent.
+    let mark = |holder: &mut Value| {
+        let summary = holder
+            .get_mut("status_summary")
+            .and_then(Value::as_object_mut);
+        if let Some(map) = summary {
+            map.insert("git".into(), extra.clone());
+        }
+    };
+    for input in &mut history.inputs {
+        match input {
+            Input::TaskSnapshot { tasks } => {
+                for task in tasks.as_array_mut().into_iter().flatten() {
+                    mark(task);
+                }
+            }
+            Input::Call { call, args }
+                if matches!(*call, "applyStatusSummaryEvent" | "applyTaskUpdated") =>
+            {
+                if let Some(payload) = args.first_mut() {
+                    mark(payload);
+                }
+            }
+            Input::Call { .. } => {}
+        }
+    }
+    history
+}
+
+/// A summary beyond a bound of `wire::held` (`kind % 3`: 33 levels, 10,001 values, 2^20 + 1
+/// characters), newer than any the history sends: it would change the answers if it were taken.
+fn beyond_bounds(kind: u8, task: &str) -> Value {
+    let git = match kind % 3 {
+        0 => (0..32).fold(json!({}), |v, _| json!({ "next": v })),
+        1 => json!(vec![0; 9_997]),
+        _ => json!("x".repeat(1 << 20)),
+    };
+    json!({
+        "task_id": task,
+        "status_summary": { "revision": 1_000_000, "pending_action": "permission", "git": git },
+    })
+}
+
+/// The store's snapshot, through JSON text, hydrates into a store with the same digest,
+/// snapshot and answers (issue 41: whatever the store accepted it can hand on).
+fn round_trips(store: &Store, history: &History) -> Result<(), String> {
+    let write = |s: &Store| {
+        api::dehydrate(s, &Json::ABSENT, |p: &Value, out: &mut String| {
+            out.push_str(&p.to_string())
+        })
+        .map_err(|e| format!("dehydrate: {e}"))
+    };
+    let text = write(store)?;
+    let back = rehydrated(store);
+    if back.digest() != store.digest() {
+        return Err("the hydrated store's digest differs".into());
+    }
+    if write(&back)? != text {
+        return Err("the hydrated store's snapshot differs".into());
+    }
+    if answers(&back, history) != answers(store, history) {
+        return Err("the hydrated store's answers differ".into());
+    }
+    Ok(())
+}
+
+/// Issue 41 as a property: random histories whose summaries carry fields no rule reads (at the
+/// edge of the bounds), delivered shuffled with duplicates, with summaries beyond the bounds
+/// mixed in at random points: each of those is refused with `invalid_value` and changes nothing,
+/// after every step the store dehydrates and hydrates back alike, and the answers end as in
+/// order. `CONVERGENCE_CASES` histories (default 1,000).
+#[test]
+fn summaries_beyond_the_bounds_mixed_in_leave_the_store_sound() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        rng_seed: RngSeed::Fixed(0x0041_5eed),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (histories, steps_run, refused) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
+    let result = runner.run(
+        &(
+            params(),
+            any::<u8>(),
+            prop::collection::vec(any::<(u16, u8)>(), 0..6),
+        ),
+        |((tasks, actions, remove, seed, dups), odd, hostile)| {
+            let history = with_odd_summaries(generate(tasks, &actions, remove), odd);
+            let steps = shuffled(&history, seed, &dups);
+            let reference = answers(
+                &deliver(&history, &in_order(&history), false).unwrap(),
+                &history,
+            );
+            let mut store = Store::new();
+            let mut tokens = HashMap::new();
+            for (n, step) in steps.iter().enumerate() {
+                apply(&mut store, &history, step, &mut tokens);
+                for &(at, kind) in &hostile {
+                    if usize::from(at) % steps.len().max(1) != n || history.tasks.is_empty() {
+                        continue;
+                    }
+                    let task = &history.tasks[usize::from(kind) % history.tasks.len()];
+                    let payload = beyond_bounds(kind, task);
+                    let before = (store.digest(), store.version());
+                    let outcome = api::dispatch(
+                        &mut store,
+                        "applyStatusSummaryEvent",
+                        |i| {
+                            if i == 0 {
+                                Json::new(&payload)
+                            } else {
+                                Json::ABSENT
+                            }
+                        },
+                        |j: Json<'_>| j.0.cloned().unwrap_or(Value::Null),
+                        String::new,
+                    );
+                    let refused_as_invalid = matches!(
+                        outcome,
+                        Err(api::CallError::Wire(ref e)) if e.code().as_str() == "invalid_value"
+                    );
+                    prop_assert!(refused_as_invalid, "step {}: {:?}", n, outcome.map(|_| ()));
+                    prop_assert_eq!(
+                        (store.digest(), store.version()),
+                        before,
+                        "a refused call changed the store"
+                    );
+                    refused.set(refused.get() + 1);
+                }
+                round_trips(&store, &history)
+                    .map_err(|why| TestCaseError::fail(format!("step {n}: {why}")))?;
+            }
+            histories.set(histories.get() + 1);
+            steps_run.set(steps_run.get() + steps.len());
+            prop_assert_eq!(answers(&store, &history), reference);
+            Ok(())
+        },
+    );
+    println!(
+        "sound summaries: {} histories, {} deliveries each followed by a round trip, {} summaries beyond the bounds refused",
+        histories.get(),
+        steps_run.get(),
+        refused.get()
+    );
+    result.unwrap();
+}

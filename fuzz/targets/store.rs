@@ -32,6 +32,10 @@
 //!   sessions the inputs also gave to another task: outside the backend's premise, see
 //!   `Harness::moved`; nor, with `FUZZ_KNOWN_BUGS=1`, where a listed (now fixed) bug changes it:
 //!   see `known_bugs`);
+//! * after each accepted call that takes a status summary, and at the end, the store's snapshot
+//!   hydrates into a store with the same digest, snapshot and answers (issue 41: whatever the
+//!   store accepted it can hand on; summaries carry fields no rule reads, some beyond the
+//!   bounds of `wire::held`);
 //! * at the end, when a call was accepted, replaying the accepted calls into a fresh store
 //!   without queries in between gives the same digest and answers (the cached current turn is
 //!   invisible).
@@ -561,6 +565,24 @@ impl Gen<'_> {
                 put(&mut s, "pending_action", self.action());
                 put(&mut s, "updated_at", self.time());
                 s.insert("queued_prompt_count".into(), json!(self.b.byte()));
+                if self.b.one_in(4) {
+                    // A field no rule reads, held as is: around the bounds of
+                    // `wire::held` (32 levels, 10,000 values) or wild.
+                    let extra = match self.b.below(4) {
+                        0 => {
+                            let mut v = self.wild(0);
+                            for _ in 0..self.b.below(40) {
+                                v = json!({ "next": v });
+                            }
+                            v
+                        }
+                        1 if self.b.one_in(8) => {
+                            Value::Array(vec![json!(0); 9_980 + self.b.below(40)])
+                        }
+                        _ => self.wild(3),
+                    };
+                    s.insert("git".into(), extra);
+                }
                 Some(Value::Object(s))
             }
         }
@@ -1246,7 +1268,16 @@ impl Harness {
                     self.tokens.retain(|t| Some(*t) != token);
                 }
                 self.model(&name, &args, reason);
+                // Issue 41: a store that took a summary can still be written and read back
+                // (every other call is checked so at the end).
+                let takes_summary = matches!(
+                    name.as_str(),
+                    "applyStatusSummaryEvent" | "applyTaskUpdated" | "applyTaskSnapshot"
+                );
                 self.accepted.push((Call::new(&name, args), ticket));
+                if takes_summary {
+                    self.hydrate_matches();
+                }
             }
         }
         self.check();

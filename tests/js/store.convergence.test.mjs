@@ -46,6 +46,8 @@ import { BUILD_DIR } from './build.mjs';
 // The test hooks of the store.js that `task-projection` resolved to (production or development).
 const { __testing } = await import(new URL('store.js', BUILD_DIR));
 import { generateHistory, historyEntities, isInputCapable, makeRng } from './history.mjs';
+import { stateOf } from './build.mjs';
+import { mutateDeep, soundness } from './sound.mjs';
 
 const envInt = (name, fallback) => {
   const v = process.env[name];
@@ -677,5 +679,133 @@ test('convergence with a dehydrate/hydrate at a random point of each shuffled de
   }
   t.diagnostic(`${histories} histories, ${deliveries} deliveries, each hydrated once at a random point`);
   console.log(`hydrate convergence: ${histories} histories, ${failures.length} failures`);
+  assert.deepEqual(failures.slice(0, 10), []);
+});
+
+// ---- issue 41: hostile summaries mixed in ------------------------------------------------------
+
+/** A field no rule reads, odd but JSON (the same in both deliveries): `-0`, a `__proto__` key,
+ * a null-prototype object, a key set to undefined, non-ASCII text, up to 30 levels deep. */
+function oddField(rng) {
+  let v = Object.assign(Object.create(null), { z: -0, gone: undefined, 'é😀': [1e300, 5e-324, '\u0000'] });
+  v = { ...JSON.parse('{"__proto__": {"x": 1}}'), inner: v };
+  for (let i = rng.int(29); i > 0; i--) v = { next: v, i };
+  return v;
+}
+
+/** `args` of `call` with each status summary in them carrying `extra()` (under `git`: a fresh
+ * one per summary, since every argument is altered after its call). */
+function withOddSummary(call, args, extra) {
+  const mark = (holder) => {
+    const s = holder?.status_summary;
+    if (s !== null && typeof s === 'object') holder.status_summary = { ...s, git: extra() };
+  };
+  if (call === 'applyStatusSummaryEvent' || call === 'applyTaskUpdated') mark(args[0]);
+  if (call === 'applyTaskSnapshot' && Array.isArray(args[1])) args[1].forEach(mark);
+  return args;
+}
+
+/** Summaries no store may take (issue 41's classes), each newer than any the history sends. */
+const HOSTILE_SUMMARIES = [
+  () => { const s = { revision: 1e6, pending_action: 'permission', git: {} }; s.git.self = s; return s; },
+  () => ({ revision: 10n ** 6n, pending_action: 'permission' }),
+  () => ({ revision: 1e6, updated_at: 5n }),
+  () => ({ revision: 1e6, git: [0].concat(Array.from({ length: 32 }).reduce((v) => [v], [])) }),
+  () => { const r = Proxy.revocable({}, {}); r.revoke(); return { revision: 1e6, git: r.proxy }; },
+  () => Object.defineProperty({ revision: 1e6 }, 'git', { enumerable: true, get() { throw new Error('getter'); } }),
+  () => ({ revision: 1e6, updated_at: new Date(0) }),
+  () => ({ revision: 1e6, ratio: NaN }),
+  () => ({ revision: 1e6, files: Array.from({ length: 10_000 }, () => 0) }),
+];
+const HOSTILE_CALLS = [
+  (task, s) => ['applyStatusSummaryEvent', [{ task_id: task, status_summary: s }]],
+  (task, s) => ['applyTaskUpdated', [{ id: task, status_summary: s, task_pending_action: 'permission' }]],
+  (task, s) => ['applyFrame', [{ type: 'task.status_summary.updated', payload: { task_id: task, status_summary: s } }]],
+];
+
+/**
+ * Runs `items` on a fresh store through the fast path, summaries carrying `extra()`; after each
+ * input its arguments are altered (mutateDeep) and, when `hostile` (a Map from step to
+ * `[call, args]` lists), those calls are made and must throw a TaskProjectionError that changes
+ * nothing; when `check`, the store must be sound (sound.mjs) after every step. Returns the final
+ * answers and the problems seen.
+ */
+function runSound(items, entities, extra, { hostile = new Map(), check = false } = {}) {
+  const store = new ProjectionStore();
+  const saved = new Map();
+  const problems = [];
+  let refused = 0;
+  try {
+    items.forEach((it, at) => {
+      const { call, save } = it.step;
+      const args = withOddSummary(call, it.step.args ? resolveArgs(it.step.args, saved) : [], extra);
+      let result;
+      try {
+        result = store[call](...args);
+      } catch (error) {
+        problems.push(`delivery ${at} (${call}) threw ${error?.code ?? ''} ${error?.message ?? error}`);
+        return;
+      }
+      if (save !== undefined) saved.set(save, result);
+      else mutateDeep(args);
+      for (const [hostileCall, hostileArgs] of hostile.get(at) ?? []) {
+        const before = stateOf(store, { byValue: true });
+        try {
+          store[hostileCall](...hostileArgs);
+          problems.push(`delivery ${at}: a hostile ${hostileCall} was accepted`);
+        } catch (error) {
+          if (error?.name !== 'TaskProjectionError' || typeof error.field !== 'string') problems.push(`delivery ${at}: a hostile ${hostileCall} threw ${error}`);
+        }
+        if (stateOf(store, { byValue: true }) !== before) problems.push(`delivery ${at}: a refused ${hostileCall} changed the store`);
+        refused++;
+      }
+      if (check) {
+        const problem = soundness(ProjectionStore, store);
+        if (problem) problems.push(`after delivery ${at} (${call}): ${problem}`);
+      }
+    });
+    return { answers: answers(store, entities), problems, refused };
+  } finally {
+    store.free();
+  }
+}
+
+// Issue 41 as a property: shuffled deliveries with duplicates, each summary carrying a field no
+// rule reads (odd but JSON), every argument altered after its call, and summaries no store may
+// take mixed in at random points (through applyStatusSummaryEvent, applyTaskUpdated and
+// applyFrame): each of those is refused and changes nothing, the store is sound after every
+// step, and the answers end as the in-order delivery's.
+test('hostile summaries mixed into shuffled deliveries: refused, the store sound after every step, the answers converge', (t) => {
+  let histories = 0;
+  let deliveries = 0;
+  let refused = 0;
+  const failures = [];
+  for (let seed = FIRST_SEED; seed < FIRST_SEED + COUNT; seed++) {
+    const history = generateHistory(seed);
+    const units = unitsOf(history);
+    const entities = historyEntities(history);
+    if (entities.tasks.length === 0) continue;
+    const rng = makeRng(Math.imul(seed, 0x41) ^ 0x5eed41);
+    const oddSeed = rng.int(1 << 30);
+    const extra = () => oddField(makeRng(oddSeed));
+    const shuffled = shuffledDelivery(units, rng);
+    const hostile = new Map();
+    for (let n = rng.int(6); n > 0; n--) {
+      const at = rng.int(shuffled.length);
+      const call = rng.pick(HOSTILE_CALLS)(rng.pick(entities.tasks), rng.pick(HOSTILE_SUMMARIES)());
+      hostile.set(at, [...(hostile.get(at) ?? []), call]);
+    }
+    const want = runSound(inOrderDelivery(units), entities, extra);
+    const got = runSound(shuffled, entities, extra, { hostile, check: true });
+    histories++;
+    deliveries += shuffled.length;
+    refused += got.refused;
+    for (const p of [...want.problems.map((p) => `in order: ${p}`), ...got.problems]) failures.push(`seed ${seed}: ${p}`);
+    want.answers.forEach(([call, id, value], i) => {
+      if (!isDeepStrictEqual(got.answers[i][2], value)) failures.push(`seed ${seed}: ${call}(${JSON.stringify(id)}): in order ${show(value)}, shuffled ${show(got.answers[i][2])}`);
+    });
+  }
+  t.diagnostic(`${histories} histories, ${deliveries} deliveries each followed by a soundness check, ${refused} hostile summaries refused`);
+  console.log(`sound convergence: ${histories} histories, ${deliveries} deliveries, ${refused} hostile summaries refused, ${failures.length} failures`);
   assert.deepEqual(failures.slice(0, 10), []);
 });
