@@ -36,17 +36,19 @@ fn belongs_elsewhere<S: SessionRecord>(session: &S, task_id: Option<&str>) -> bo
 /// * Clean task: the preferred session if listed (and not known to belong to another task), else
 ///   the first `is_primary`, else the first listed, else the preferred id.
 ///
-/// `preferred` is the remembered session; pass it only when it has an environment.
+/// `preferred` is the remembered session; pass it only when it has an environment. A listed
+/// session with an empty id is not a candidate (nothing could open it).
 pub fn resolve_owner<'a, S: SessionRecord>(
     action: Option<PendingAction>,
     task_id: Option<&str>,
     sessions: &'a [S],
     preferred: Option<&'a str>,
 ) -> (Owner<'a>, OwnerReason) {
+    // A session without an id (`""`) cannot be opened: never an owner.
     let listed = || {
         sessions
             .iter()
-            .filter(move |s| !belongs_elsewhere(s, task_id))
+            .filter(move |s| !s.id().is_empty() && !belongs_elsewhere(s, task_id))
     };
     if let Some(action) = action {
         return match listed().find(|s| {
@@ -191,7 +193,7 @@ pub fn settle_selection<S: SessionRecord>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::model::Session;
+    use crate::rules::model::{Session, SessionState};
 
     fn settle<'a>(
         at_start: Option<TaskMark>,
@@ -214,6 +216,44 @@ mod tests {
         summary_revision: None,
         action: None,
     };
+
+    fn listed(id: &str, primary: bool, action: Option<PendingAction>) -> Session {
+        Session {
+            id: id.to_owned(),
+            task_id: Some("task-1".to_owned()),
+            state: Some(SessionState::Running),
+            is_primary: primary,
+            pending_action: Some(action),
+            pending_action_revision: None,
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn a_session_without_an_id_is_never_the_owner() {
+        // Found by the store fuzz target (fuzz/regressions/store/owner-empty-session-id.bin): a
+        // primary session listed with `id: ""` was the session a selection opened.
+        let sessions = [listed("", true, None), listed("s1", false, None)];
+        assert_eq!(
+            resolve_owner(None, Some("task-1"), &sessions, None).0,
+            Owner::Session("s1")
+        );
+        let only = [listed("", true, Some(PendingAction::Clarification))];
+        assert_eq!(
+            resolve_owner(
+                Some(PendingAction::Clarification),
+                Some("task-1"),
+                &only,
+                None
+            )
+            .0,
+            Owner::TaskOnly
+        );
+        assert_eq!(
+            resolve_owner(None, Some("task-1"), &only, Some("")),
+            (Owner::TaskOnly, OwnerReason::NoSession)
+        );
+    }
 
     #[test]
     fn only_a_task_that_disappeared_makes_the_selection_inert() {
