@@ -4,6 +4,8 @@
 // structuredClone; mutating an answer the store handed out changes no later answer. And
 // `mutateDeep`, which alters everything reachable from a value (an argument after its call).
 
+import { hasDevelopmentFeatures } from './build.mjs';
+
 export const SESSION_QUERIES = ['sessionPendingAction', 'currentTurnId', 'pendingClarification', 'hiddenMessageIds', 'hasPendingPermission'];
 export const TASK_QUERIES = ['taskPendingAction', 'taskStatusSummary', 'pendingOwner'];
 
@@ -12,17 +14,6 @@ function describe(error) {
     return error instanceof Error ? `${error.name}${error.code ? ` ${error.code}` : ''}: ${error.message.slice(0, 200)}` : String(error);
   } catch {
     return 'an unprintable value';
-  }
-}
-
-/** Whether the store's build has the development features (explain, digest). */
-function development(store) {
-  try {
-    store.digest();
-    return true;
-  } catch (error) {
-    if (error?.code === 'development_only') return false;
-    throw error;
   }
 }
 
@@ -48,7 +39,7 @@ const text = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));
  * the class of its build (for `hydrate`).
  */
 export function soundness(ProjectionStore, store) {
-  const dev = development(store);
+  const dev = hasDevelopmentFeatures(store);
   let snap;
   let written;
   try {

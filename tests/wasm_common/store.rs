@@ -18,7 +18,8 @@ use super::{from_js, load_args, tape_of};
 use store_common::{load, resolve, Step};
 
 /// What a step hands the store: its arguments on the tape (loaded for the call) and the kept
-/// objects as JS values (the callers' own summaries, which `taskStatusSummary` hands back).
+/// objects as JS values (the summaries it holds, which `taskStatusSummary` hands back; in the
+/// package `js/read.js` hands it its own copies).
 fn call(
     store: &JsProjectionStore,
     step: &Step,
@@ -58,7 +59,8 @@ fn call(
         "taskPendingAction" => store.task_pending_action(),
         "taskStatusSummary" => {
             let summary = store.task_status_summary()?;
-            // The caller's own object, not a copy.
+            // An object it was handed, not a copy of its own (in the package, the objects it is
+            // handed are js/read.js's frozen copies of the caller's summaries).
             assert!(
                 summary.is_null()
                     || summary.is_undefined()
