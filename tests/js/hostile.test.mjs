@@ -91,7 +91,9 @@ const argsWith = (base, i, path, bad) => {
  * Runs one hostile call; returns 'accepted', 'rejected', or a string describing what went wrong.
  * An accepted store call must leave a sound store (sound.mjs: it dehydrates, hydrates back alike,
  * its answers can be written), and then altering its arguments (unless `shared`: a heavy value
- * other calls reuse) must change nothing the store holds.
+ * other calls reuse) must change nothing the store holds. The pure-JS fallback skips the
+ * soundness check for the heavy values (a store holding a 10 MB id written and read back: most
+ * of the catalogue's time there); the default build, whose boundary JS is the same, runs it.
  */
 async function hostileCall(tp, store, name, kind, args, shared = false) {
   const before = store ? stateOf(store) : undefined;
@@ -112,7 +114,7 @@ async function hostileCall(tp, store, name, kind, args, shared = false) {
     return `boundedLoad resolved to ${describe(result)}`;
   }
   if (store) {
-    const problem = soundness(tp.ProjectionStore, store);
+    const problem = shared && tp === fallback ? '' : soundness(tp.ProjectionStore, store);
     if (problem) return `accepted, then ${problem}`;
     if (!shared) {
       const held = stateOf(store, { byValue: true });
