@@ -26,7 +26,9 @@ pub const TOO_LONG: &str =
     "more than 1048576 characters of keys and strings (a status summary's bound)";
 
 /// `value` (a summary at `field`) within the bounds, else `invalid_value` at the first value
-/// beyond one (in the order `js/read.js` reads: keys in order, depth first).
+/// beyond one, depth first in the map's key order (sorted, unless serde_json's `preserve_order`
+/// is on). `js/read.js` reads an object's keys in their own order, so where several values
+/// exceed a bound the two may name different ones; the code and the problem are the same.
 pub fn check(value: &Value, field: String) -> Result<(), WireError> {
     let mut budget = Budget {
         values: 0,
