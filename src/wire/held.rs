@@ -30,8 +30,9 @@ pub const TOO_LONG: &str =
 /// is on). `js/read.js` reads an object's keys in their own order, so where several values
 /// exceed a bound the two may name different ones; the code and the problem are the same.
 pub fn check(value: &Value, field: String) -> Result<(), WireError> {
+    // The summary itself is the first value.
     let mut budget = Budget {
-        values: 0,
+        values: 1,
         text: 0,
         field,
     };
@@ -53,14 +54,6 @@ impl Budget {
         }
     }
 
-    fn count(&mut self, values: usize) -> Result<(), WireError> {
-        self.values = self.values.saturating_add(values);
-        if self.values > VALUES {
-            return Err(self.refuse(TOO_MANY));
-        }
-        Ok(())
-    }
-
     fn text(&mut self, text: &str) -> Result<(), WireError> {
         self.text = self.text.saturating_add(text.encode_utf16().count());
         if self.text > TEXT {
@@ -69,40 +62,43 @@ impl Budget {
         Ok(())
     }
 
-    /// One value at `depth`; its own count is taken here, its elements' by their parent first
-    /// (as `js/read.js` refuses a too-long array before reading it).
-    fn value(&mut self, value: &Value, depth: usize) -> Result<(), WireError> {
-        if depth == 1 {
-            self.count(1)?;
+    /// An array or object at `depth` with `len` elements: within the depth, its elements
+    /// counted before any is read (as `js/read.js` refuses a too-long array before reading it).
+    fn enter(&mut self, len: usize, depth: usize) -> Result<(), WireError> {
+        if depth > DEPTH {
+            return Err(self.refuse(TOO_DEEP));
         }
+        self.values = self.values.saturating_add(len);
+        if self.values > VALUES {
+            return Err(self.refuse(TOO_MANY));
+        }
+        Ok(())
+    }
+
+    /// One value at `depth` (counted already, by its parent or as the summary).
+    fn value(&mut self, value: &Value, depth: usize) -> Result<(), WireError> {
+        let at = self.field.len();
+        let below = depth.saturating_add(1);
         match value {
             Value::String(s) => self.text(s),
             Value::Array(items) => {
-                if depth > DEPTH {
-                    return Err(self.refuse(TOO_DEEP));
-                }
-                self.count(items.len())?;
-                let at = self.field.len();
+                self.enter(items.len(), depth)?;
                 for (i, item) in items.iter().enumerate() {
                     self.field.push('[');
                     crate::text::push_uint(&mut self.field, i as u64);
                     self.field.push(']');
-                    self.value(item, depth.saturating_add(1))?;
+                    self.value(item, below)?;
                     self.field.truncate(at);
                 }
                 Ok(())
             }
             Value::Object(map) => {
-                if depth > DEPTH {
-                    return Err(self.refuse(TOO_DEEP));
-                }
-                self.count(map.len())?;
-                let at = self.field.len();
+                self.enter(map.len(), depth)?;
                 for (key, item) in map {
                     self.field.push('.');
                     self.field.push_str(key);
                     self.text(key)?;
-                    self.value(item, depth.saturating_add(1))?;
+                    self.value(item, below)?;
                     self.field.truncate(at);
                 }
                 Ok(())
