@@ -250,18 +250,24 @@ const show = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));
 
 /**
  * Runs `items` on a fresh store. Returns the final answers, and (with `delivered`) every failed
- * step invariant: `failures` maps a check to `{ message, at }` (its first failure).
+ * step invariant: `failures` maps a check to `{ message, at }` (its first failure). Issue 41's
+ * options: `extra` (each status summary delivered carries `extra()` under `git`), `alter` (every
+ * argument is altered after its call), `hostile` (a Map from a step to `[call, args]` lists made
+ * after it, each of which must throw a TaskProjectionError and change nothing; `refused` counts
+ * them) and `sound` (the store is sound, tests/js/sound.mjs, after every step).
  */
-function run(path, items, entities, { invariants, hydrateAt }) {
+function run(path, items, entities, { invariants, hydrateAt, extra, alter = false, hostile = new Map(), sound = false }) {
   let store = new ProjectionStore();
   const saved = new Map();
   const failures = new Map();
   const delivered = invariants ? new Delivered(entities) : null;
   const apply = PATHS[path];
+  let refused = 0;
   try {
     items.forEach((it, at) => {
       const { call, save } = it.step;
-      const args = it.step.args ? resolveArgs(it.step.args, saved) : [];
+      let args = it.step.args ? resolveArgs(it.step.args, saved) : [];
+      if (extra) args = withOddSummary(call, args, extra);
       const fail = (check, message) => {
         if (!failures.has(check)) failures.set(check, { message: `after delivery ${at} (${call}): ${message}`, at });
       };
@@ -284,8 +290,24 @@ function run(path, items, entities, { invariants, hydrateAt }) {
         delivered.observe(call, args);
         delivered.check(store, fail);
       }
+      if (alter && save === undefined) mutateDeep(args);
+      for (const [hostileCall, hostileArgs] of hostile.get(at) ?? []) {
+        const before = stateOf(store, { byValue: true });
+        try {
+          store[hostileCall](...hostileArgs);
+          fail(`hostile accepted: ${hostileCall}`, `a hostile ${hostileCall} was accepted`);
+        } catch (error) {
+          if (error?.name !== 'TaskProjectionError' || typeof error.field !== 'string') fail(`hostile threw: ${hostileCall}`, `a hostile ${hostileCall} threw ${error}`);
+        }
+        if (stateOf(store, { byValue: true }) !== before) fail(`hostile changed: ${hostileCall}`, `a refused ${hostileCall} changed the store`);
+        refused++;
+      }
+      if (sound) {
+        const problem = soundness(ProjectionStore, store);
+        if (problem) fail('sound', problem);
+      }
     });
-    return { answers: answers(store, entities), failures };
+    return { answers: answers(store, entities), failures, refused };
   } finally {
     store.free();
   }
@@ -723,58 +745,11 @@ const HOSTILE_CALLS = [
   (task, s) => ['applyFrame', [{ type: 'task.status_summary.updated', payload: { task_id: task, status_summary: s } }]],
 ];
 
-/**
- * Runs `items` on a fresh store through the fast path, summaries carrying `extra()`; after each
- * input its arguments are altered (mutateDeep) and, when `hostile` (a Map from step to
- * `[call, args]` lists), those calls are made and must throw a TaskProjectionError that changes
- * nothing; when `check`, the store must be sound (sound.mjs) after every step. Returns the final
- * answers and the problems seen.
- */
-function runSound(items, entities, extra, { hostile = new Map(), check = false } = {}) {
-  const store = new ProjectionStore();
-  const saved = new Map();
-  const problems = [];
-  let refused = 0;
-  try {
-    items.forEach((it, at) => {
-      const { call, save } = it.step;
-      const args = withOddSummary(call, it.step.args ? resolveArgs(it.step.args, saved) : [], extra);
-      let result;
-      try {
-        result = store[call](...args);
-      } catch (error) {
-        problems.push(`delivery ${at} (${call}) threw ${error?.code ?? ''} ${error?.message ?? error}`);
-        return;
-      }
-      if (save !== undefined) saved.set(save, result);
-      else mutateDeep(args);
-      for (const [hostileCall, hostileArgs] of hostile.get(at) ?? []) {
-        const before = stateOf(store, { byValue: true });
-        try {
-          store[hostileCall](...hostileArgs);
-          problems.push(`delivery ${at}: a hostile ${hostileCall} was accepted`);
-        } catch (error) {
-          if (error?.name !== 'TaskProjectionError' || typeof error.field !== 'string') problems.push(`delivery ${at}: a hostile ${hostileCall} threw ${error}`);
-        }
-        if (stateOf(store, { byValue: true }) !== before) problems.push(`delivery ${at}: a refused ${hostileCall} changed the store`);
-        refused++;
-      }
-      if (check) {
-        const problem = soundness(ProjectionStore, store);
-        if (problem) problems.push(`after delivery ${at} (${call}): ${problem}`);
-      }
-    });
-    return { answers: answers(store, entities), problems, refused };
-  } finally {
-    store.free();
-  }
-}
-
 // Issue 41 as a property: shuffled deliveries with duplicates, each summary carrying a field no
 // rule reads (odd but JSON), every argument altered after its call, and summaries no store may
 // take mixed in at random points (through applyStatusSummaryEvent, applyTaskUpdated and
-// applyFrame): each of those is refused and changes nothing, the store is sound after every
-// step, and the answers end as the in-order delivery's.
+// applyFrame): each of those is refused and changes nothing, the step invariants hold and the
+// store is sound after every step, and the answers end as the in-order delivery's.
 test('hostile summaries mixed into shuffled deliveries: refused, the store sound after every step, the answers converge', (t) => {
   let histories = 0;
   let deliveries = 0;
@@ -795,12 +770,13 @@ test('hostile summaries mixed into shuffled deliveries: refused, the store sound
       const call = rng.pick(HOSTILE_CALLS)(rng.pick(entities.tasks), rng.pick(HOSTILE_SUMMARIES)());
       hostile.set(at, [...(hostile.get(at) ?? []), call]);
     }
-    const want = runSound(inOrderDelivery(units), entities, extra);
-    const got = runSound(shuffled, entities, extra, { hostile, check: true });
+    const want = run('fast path', inOrderDelivery(units), entities, { invariants: false, extra, alter: true });
+    const got = run('fast path', shuffled, entities, { invariants: true, extra, alter: true, hostile, sound: true });
     histories++;
     deliveries += shuffled.length;
     refused += got.refused;
-    for (const p of [...want.problems.map((p) => `in order: ${p}`), ...got.problems]) failures.push(`seed ${seed}: ${p}`);
+    for (const [check, { message }] of want.failures) failures.push(`seed ${seed}: in order ${check}: ${message}`);
+    for (const [check, { message }] of got.failures) failures.push(`seed ${seed}: ${check}: ${message}`);
     want.answers.forEach(([call, id, value], i) => {
       if (!isDeepStrictEqual(got.answers[i][2], value)) failures.push(`seed ${seed}: ${call}(${JSON.stringify(id)}): in order ${show(value)}, shuffled ${show(got.answers[i][2])}`);
     });
