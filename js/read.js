@@ -668,6 +668,8 @@ export function quote(text) {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Why a string with a lone surrogate is refused (`invalid_value`). */
+const LONE_SURROGATE_TEXT = 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly';
 const wellFormed = typeof ''.isWellFormed === 'function'
   ? (s) => s.isWellFormed()
   : (s) => !LONE_SURROGATE.test(s);
@@ -686,6 +688,13 @@ let root = '';
  * push and a pop). */
 let leafKey;
 
+/** A new read of the argument named `name`: its error paths start there. */
+function startPath(name) {
+  root = name;
+  path.length = 0;
+  leafKey = undefined;
+}
+
 function pathText() {
   let text = root;
   for (let i = 0; i < path.length; i++) {
@@ -699,7 +708,7 @@ function pathText() {
 function leaf(v) {
   const t = typeof v;
   if (t === 'string') {
-    if (!wellFormed(v)) throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+    if (!wellFormed(v)) throw refuse('invalid_value', LONE_SURROGATE_TEXT);
     return v;
   }
   if (t === 'object') {
@@ -734,9 +743,7 @@ function read(v, node) {
  * TaskProjectionError (`invalid_value` for text that is not JSON, `invalid_type`).
  */
 export function readFrame(frame) {
-  root = 'frame';
-  path.length = 0;
-  leafKey = undefined;
+  startPath('frame');
   let value = frame;
   let key = 'type';
   try {
@@ -780,7 +787,7 @@ function streamOffset(v) {
 function text(v, key) {
   if (typeof v === 'string' && !wellFormed(v)) {
     path.push(key);
-    throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+    throw refuse('invalid_value', LONE_SURROGATE_TEXT);
   }
   return leaf(v);
 }
@@ -845,7 +852,7 @@ function heldValue(v, depth, b) {
     case 'string':
       b.text += v.length;
       if (b.text > HELD_TEXT) throw refuse('invalid_value', HELD_PROBLEM.text);
-      if (!wellFormed(v)) throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+      if (!wellFormed(v)) throw refuse('invalid_value', LONE_SURROGATE_TEXT);
       return v;
     case 'number':
       if (v - v !== 0) throw refuse('invalid_value', `${v}, which JSON cannot carry`);
@@ -931,9 +938,7 @@ function checkedLength(v) {
  * wasm yet when it does.
  */
 export function readArg(value, node, name) {
-  root = name;
-  path.length = 0;
-  leafKey = undefined;
+  startPath(name);
   try {
     return read(value, node);
   } catch (error) {
@@ -947,9 +952,7 @@ export function readArg(value, node, name) {
  * goes onto the tape, and the decoder reports the typed error).
  */
 export function readItems(value, node, name) {
-  root = name;
-  path.length = 0;
-  leafKey = undefined;
+  startPath(name);
   try {
     if (typeof value !== 'object' || value === null || !Array.isArray(value)) return undefined;
     const n = checkedLength(value);
@@ -1067,9 +1070,7 @@ class Tape {
 
   /** `value` read by `node` as the next argument, named `name` in error paths. */
   arg(value, node, name) {
-    root = name;
-    path.length = 0;
-    leafKey = undefined;
+    startPath(name);
     try {
       const cell = put(this, value, node);
       fresh(this);
@@ -1087,9 +1088,7 @@ class Tape {
    * reports).
    */
   items(value, node, name) {
-    root = name;
-    path.length = 0;
-    leafKey = undefined;
+    startPath(name);
     try {
       if (typeof value !== 'object' || value === null || !Array.isArray(value)) {
         this.push(leafCell(this, value));
@@ -1385,7 +1384,7 @@ function textCell(t, v) {
   const start = t.bn;
   const length = utf8Into(t.b, start, v);
   // Only text beyond ASCII is longer in UTF-8, and only it can hold a lone surrogate.
-  if (length !== v.length && !wellFormed(v)) throw refuse('invalid_value', 'not well-formed UTF-16 (a lone surrogate), which cannot be kept exactly');
+  if (length !== v.length && !wellFormed(v)) throw refuse('invalid_value', LONE_SURROGATE_TEXT);
   t.bn = start + length;
   const at = words(t, 2);
   t.w[at] = start;
@@ -1403,9 +1402,7 @@ function textCell(t, v) {
 export const __testing = Object.freeze({
   /** The store's copy of a status summary (`held`), for the benchmark (bench/summary.mjs). */
   held(value) {
-    root = 'summary';
-    path.length = 0;
-    leafKey = undefined;
+    startPath('summary');
     return held(value);
   },
   tapeOf(value, node, name) {
