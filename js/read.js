@@ -236,6 +236,16 @@ export const SELECTION_OPTIONS = obj({ preferredSessionId: LEAF });
 /** `startRecording`'s options. */
 export const RECORDING_OPTIONS = obj({ maxBytes: LEAF });
 export const SETTLE_OUTCOME = obj({ aborted: LEAF, timedOut: LEAF, error: LEAF, sessions: arr(SESSION) });
+export const RESPOND_REPLY = obj({
+  error: LEAF,
+  status: LEAF,
+  body: obj({
+    success: LEAF,
+    claimed: LEAF,
+    outcome: LEAF,
+    session: obj({ pending_action_revision: REVISION }),
+  }),
+});
 /** A store's snapshot (`dehydrate()`; SPEC §12, docs/snapshot-format.md): plain JSON-safe data. */
 export const SNAPSHOT = obj({
   format: LEAF,
@@ -264,6 +274,7 @@ export const SNAPSHOT = obj({
     early: arr(arr(LEAF)),
     messages: arr(arr(LEAF)),
     deleted: arr(arr(LEAF)),
+    settled: arr(arr(LEAF)),
     paged: LEAF,
   })),
   removed: obj({ tasks: arr(LEAF), sessions: arr(LEAF) }),

@@ -22,7 +22,7 @@ import { ProjectionStore as WasmProjectionStore, __memory } from './task_project
 import {
   readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
-  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
+  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, RESPOND_REPLY, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
   SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
   // The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs).
   FAST,
@@ -667,6 +667,49 @@ export class ProjectionStore {
     const result = note(store, 'settleSelection', store.wasm.settleSelection());
     changed(store);
     return result;
+  }
+
+  // ---- the user's actions (SPEC §13) ---------------------------------------------------------
+
+  /**
+   * The user answers or skips bundle `pendingId` of a session: `{ attempt, fresh }`. `fresh` is
+   * `false` when that bundle's attempt is already in flight (a double click): send nothing, the
+   * reply to the first request settles it. Throws `bundle_not_live` (the bundle is not the
+   * session's live question) or `live_question_unknown` (not known yet), field `pendingId`.
+   */
+  respondStart(sessionId, pendingId) {
+    const s = live(this);
+    two(sessionId, LEAF, 'sessionId', pendingId, LEAF, 'pendingId', s);
+    const started = s.wasm.respondStart();
+    if (typeof started === 'string') {
+      if (s.rec !== undefined) s.rec.args = undefined;
+      throw taskProjectionError(started, 'pendingId', `pendingId: ${started === 'bundle_not_live' ? 'not the session\'s live question' : 'the session\'s live question is not known yet'}`);
+    }
+    note(s, 'respondStart', started);
+    changed(s);
+    return started;
+  }
+
+  /**
+   * How attempt `attempt`'s request ended: `{ status, body }` (the HTTP status and the parsed
+   * JSON body, `undefined` when it was not JSON) or `{ error: 'network' | 'timeout' }`. Returns
+   * `{ outcome, failure, applied, reason }`: `outcome` `won`, `lost`, `no_longer_active` (the
+   * bundle stops needing the user), `refused` or `failed` (answerable again); `applied: false`
+   * with `reason` when the reply changed nothing.
+   */
+  respondReply(attempt, reply) {
+    const s = live(this);
+    two(attempt, LEAF, 'attempt', reply, RESPOND_REPLY, 'reply', s);
+    const result = note(s, 'respondReply', s.wasm.respondReply());
+    changed(s);
+    return result;
+  }
+
+  /** Where bundle `pendingId`'s respond stands: `{ attempt, phase, outcome }` or `null`. */
+  respondState(sessionId, pendingId) {
+    const s = live(this);
+    two(sessionId, LEAF, 'sessionId', pendingId, LEAF, 'pendingId', undefined);
+    return s.wasm.respondState();
   }
 
   // ---- recording ----------------------------------------------------------------------------

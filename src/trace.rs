@@ -103,6 +103,8 @@ pub fn schema(call: &str) -> Option<&'static [Node]> {
         "applyFrame" => &[Node::Object(&shape::HELLO_FRAME)],
         "beginSelection" => &[L, Node::Object(&shape::SELECTION_OPTIONS)],
         "settleSelection" => &[L, Node::Object(&shape::SETTLE_OUTCOME)],
+        "respondStart" => &[L, L],
+        "respondReply" => &[L, Node::Object(&shape::RESPOND_REPLY)],
         _ => return None,
     })
 }

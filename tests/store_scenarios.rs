@@ -70,6 +70,13 @@ fn run(
         Ok(outcome) => outcome,
         Err(CallError::Wire(error)) => return Err(error),
         Err(CallError::UnknownCall(call)) => panic!("unknown call {call}"),
+        // A respond that may not start: the JS method throws this code (field `pendingId`).
+        Err(CallError::Refused(refusal)) => {
+            return Err(WireError::InvalidValue {
+                field: "pendingId".into(),
+                problem: refusal.as_str().into(),
+            })
+        }
     };
     let reason = outcome.reason();
     let result = match outcome {
@@ -81,6 +88,14 @@ fn run(
             Navigation::Inert => json!({"kind": "inert"}),
         }),
         Outcome::Answer(answer, _) => answer_json(answer),
+        Outcome::Started(started) => {
+            Some(json!({"attempt": started.attempt, "fresh": started.fresh}))
+        }
+        Outcome::Replied(replied) => Some(json!({
+            "outcome": replied.outcome.as_str(),
+            "applied": replied.applied,
+            "reason": replied.stale.map(|s| s.as_str()),
+        })),
         Outcome::Applied(_) | Outcome::Done => None,
     };
     Ok((result, reason))

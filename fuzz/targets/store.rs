@@ -1103,7 +1103,7 @@ fn apply(
             Ok(outcome.reason())
         }
         Err(CallError::Wire(error)) => Err(error),
-        Err(CallError::UnknownCall(_)) => Ok(None),
+        Err(CallError::UnknownCall(_) | CallError::Refused(_)) => Ok(None),
     }
 }
 

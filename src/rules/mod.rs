@@ -3,6 +3,7 @@
 //!
 //! | module | SPEC |
 //! |---|---|
+//! | [`action`] | §13 the user's actions: respond starts and replies, settlements, what the user may do |
 //! | [`time`] | §2 timestamp order |
 //! | [`turn`] | §2 current-turn authority, visible turn history |
 //! | [`clarification`] | §3 scope, pending request, bundle, transcript, permission |
@@ -17,6 +18,7 @@
 //! | [`knowledge`] | §11 what the client knows: which inputs make each answer known |
 //! | [`connection`] | docs/server-api.md: what a connection's `server.hello` means for held state |
 
+pub mod action;
 pub mod clarification;
 pub mod connection;
 pub mod knowledge;

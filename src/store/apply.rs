@@ -15,6 +15,7 @@ use super::{
 };
 use crate::error::WireError;
 
+use crate::rules::action::{lifts, retires};
 use crate::rules::model::{Message, Session, SessionRecord, Turn};
 use crate::rules::order::{
     merge_distinct_session_list, merge_session_list, merge_turns, revives, upsert_turn, Revival,
@@ -343,6 +344,19 @@ impl<P: Clone> ProjectionStore<P> {
         let row_changed = matches!(row, Upsert::Inserted | Upsert::Updated);
         if row_changed {
             entry.messages_changed();
+            if let (false, Some(pending_id)) = (entry.settled.is_empty(), message.pending_id) {
+                // A pending row newer than a settlement's position lifts it; once the bundle's
+                // rows are all terminal the settlement retires (SPEC §13).
+                let pending = message.status.is_pending();
+                let rows_pending = pending
+                    || entry.messages.discovery_candidates().iter().any(|r| {
+                        r.pending_id_str() == Some(pending_id) && r.row.status.is_pending()
+                    });
+                entry.settled.retain(|s| {
+                    &*s.pending_id != pending_id
+                        || !retires(rows_pending, lifts(s.position.as_ref(), pending, revision))
+                });
+            }
         }
         let action_before = entry.projection.action;
         let (reason, changed) = if row == Upsert::Stale {

@@ -11,6 +11,7 @@
 //! `apply_*` that can still reject input (a session of another task, an unknown fetch token)
 //! validates before it mutates, so a rejected call leaves the state unchanged.
 
+mod action;
 mod apply;
 mod arena;
 pub mod explain;
@@ -37,6 +38,7 @@ use crate::rules::connection;
 
 use hash::{HashMap, HashSet};
 
+pub use action::{AttemptState, Replied, Settled, Started};
 pub use inputs::{
     Bundle, Changes, MessageEvent, MessageEventKind, Navigation, SelectionLoad, SelectionTicket,
     TaskInput, TurnEvent,
@@ -97,6 +99,10 @@ pub struct ProjectionStore<P> {
     position: Option<(Box<str>, u64)>,
     /// The state was restored from storage and nothing has confirmed it yet (SPEC §12).
     restored: bool,
+    /// The user's responds, oldest first (SPEC §13; not part of a snapshot: a request in flight
+    /// belongs to the page that sent it).
+    attempts: Vec<action::Attempt>,
+    next_attempt: u64,
 }
 
 impl<P> Default for ProjectionStore<P> {
@@ -120,6 +126,8 @@ impl<P> Default for ProjectionStore<P> {
             rejected: Rejections::default(),
             position: None,
             restored: false,
+            attempts: Vec::new(),
+            next_attempt: 0,
         }
     }
 }

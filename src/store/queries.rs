@@ -46,6 +46,18 @@ impl<'a> Discovery<'a> {
     }
 }
 
+/// `rows` with the session's settled bundles marked (SPEC §13: their rows count as answered).
+fn settled_rows<'a>(entry: &SessionEntry, mut rows: Vec<RowView<'a>>) -> Vec<RowView<'a>> {
+    if !entry.settled.is_empty() {
+        for row in &mut rows {
+            row.settled = row
+                .pending_id_str()
+                .is_some_and(|p| entry.settled.iter().any(|s| &*s.pending_id == p));
+        }
+    }
+    rows
+}
+
 impl<P: Clone> ProjectionStore<P> {
     pub(super) fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
         let (current, why) = entry.current.get().unwrap_or_else(|| {
@@ -138,14 +150,17 @@ impl<P: Clone> ProjectionStore<P> {
             Ok(entry) => entry,
             Err(answer) => return answer,
         };
-        if let Some(action) = entry.projection.action {
-            return (Some(action), Reason::AuthoritativeProjection);
+        match entry.projection.action {
+            Some(action) if !Self::rows_decide(entry) => {
+                return (Some(action), Reason::AuthoritativeProjection)
+            }
+            _ => {}
         }
         let (action, why) = session_pending_action_with(
             entry.state,
             entry.turns.as_deref(),
             |turn| entry.messages.references(turn),
-            |turn| entry.messages.turn_requests(turn).into_iter(),
+            |turn| settled_rows(entry, entry.messages.turn_requests(turn)).into_iter(),
         );
         (Some(action), Reason::SessionAction(why))
     }
@@ -177,8 +192,8 @@ impl<P: Clone> ProjectionStore<P> {
                 };
                 return discovery;
             }
-            Considered::Turn(turn) => entry.messages.turn_requests(turn),
-            Considered::All => entry.messages.discovery_candidates(),
+            Considered::Turn(turn) => settled_rows(entry, entry.messages.turn_requests(turn)),
+            Considered::All => settled_rows(entry, entry.messages.discovery_candidates()),
         };
         discovery.request = pending_request(&discovery.candidates, Some(&scope));
         if discovery.request.is_none() {

@@ -58,6 +58,8 @@ pub(super) struct SessionEntry {
     pub(super) changed_in: u64,
     /// The session list call that last listed the session (a list that names it twice is seen).
     pub(super) listed_in: u64,
+    /// The bundles the user's replies settled (SPEC §13), oldest first.
+    pub(super) settled: Vec<super::Settled>,
 }
 
 /// The sessions changed since the last take, each recorded once without a set: an entry

@@ -76,6 +76,8 @@ pub struct SessionSnapshot {
     /// Deleted message ids with the delete's revision, oldest first.
     pub deleted: Vec<(String, Option<Revision>)>,
     pub paged: bool,
+    /// The bundles the user's replies settled (SPEC §13), oldest first.
+    pub settled: Vec<super::Settled>,
 }
 
 /// Which part of the store a snapshot holds: everything, or the named tasks (with their

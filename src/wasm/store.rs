@@ -340,6 +340,83 @@ impl JsProjectionStore {
         Ok(navigation(&outcome))
     }
 
+    // ---- the user's actions (SPEC §13) ----------------------------------------------------------
+
+    /// `respondStart(sessionId, pendingId)` → `{ attempt, fresh }`, or the refusal's code (a
+    /// string: `store.js` throws it).
+    #[wasm_bindgen(js_name = respondStart, skip_typescript)]
+    pub fn respond_start(&self) -> JsResult {
+        let started =
+            with_tape(|t| api::respond_start(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1)))?;
+        Ok(match started {
+            Ok(started) => {
+                let object = Object::new();
+                #[allow(clippy::cast_precision_loss)]
+                set(
+                    &object,
+                    "attempt",
+                    &JsValue::from_f64(started.attempt as f64),
+                );
+                set(&object, "fresh", &JsValue::from_bool(started.fresh));
+                object.into()
+            }
+            Err(refusal) => JsValue::from_str(refusal.as_str()),
+        })
+    }
+
+    /// `respondReply(attempt, reply)` → `{ outcome, failure, applied, reason }`.
+    #[wasm_bindgen(js_name = respondReply, skip_typescript)]
+    pub fn respond_reply(&self) -> JsResult {
+        let replied =
+            with_tape(|t| api::respond_reply(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1)))?;
+        let object = Object::new();
+        set(
+            &object,
+            "outcome",
+            &JsValue::from_str(replied.outcome.as_str()),
+        );
+        let failure = match replied.outcome {
+            crate::rules::action::Outcome::Failed(f) => JsValue::from_str(f.as_str()),
+            _ => JsValue::NULL,
+        };
+        set(&object, "failure", &failure);
+        set(&object, "applied", &JsValue::from_bool(replied.applied));
+        let reason = replied
+            .stale
+            .map_or(JsValue::NULL, |s| JsValue::from_str(s.as_str()));
+        set(&object, "reason", &reason);
+        Ok(object.into())
+    }
+
+    /// `respondState(sessionId, pendingId)` → `{ attempt, phase, outcome }` or `null`.
+    #[wasm_bindgen(js_name = respondState, skip_typescript)]
+    pub fn respond_state(&self) -> JsResult {
+        let store = self.store.borrow();
+        let state = with_tape(|t| {
+            let session = api::id(&t.arg(0), "sessionId")?;
+            let pending = api::id(&t.arg(1), "pendingId")?;
+            Ok(store
+                .respond_state(&session, &pending)
+                .map(|a| (a.attempt, a.phase.clone())))
+        })?;
+        let Some((attempt, phase)) = state else {
+            return Ok(JsValue::NULL);
+        };
+        use crate::rules::action::Phase;
+        let (phase, outcome) = match phase {
+            Phase::InFlight => ("in_flight", None),
+            Phase::Settled { outcome, .. } => ("settled", Some(outcome)),
+            Phase::Open(outcome) => ("open", Some(outcome)),
+        };
+        let object = Object::new();
+        #[allow(clippy::cast_precision_loss)]
+        set(&object, "attempt", &JsValue::from_f64(attempt as f64));
+        set(&object, "phase", &JsValue::from_str(phase));
+        let outcome = outcome.map_or(JsValue::NULL, |o| JsValue::from_str(o.as_str()));
+        set(&object, "outcome", &outcome);
+        Ok(object.into())
+    }
+
     // ---- notification, lifecycle ---------------------------------------------------------------
 
     /// `__track(on)`: whether the store records which tasks and sessions change (`store.js`

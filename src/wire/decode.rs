@@ -51,7 +51,7 @@ pub fn object<W: Wire>(value: &W, path: &Path<'_>) -> Result<(), WireError> {
 }
 
 /// An object, or `None` for `undefined`/`null`.
-fn optional_object<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
+pub(super) fn optional_object<W: Wire>(value: &W, path: &Path<'_>) -> Result<bool, WireError> {
     if value.is_object() {
         Ok(true)
     } else if value.is_absent() {

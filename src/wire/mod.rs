@@ -5,6 +5,7 @@
 //! tape (`tape::Value`, the arguments `js/read.js` writes into wasm memory) implements it for the
 //! wasm binding. Errors name the offending field by path.
 
+pub mod action;
 pub mod api;
 mod decode;
 pub mod events;

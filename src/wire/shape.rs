@@ -472,6 +472,29 @@ pub const SETTLE_OUTCOME: Shape = Shape::new(
     ],
 );
 
+// ---- the user's actions (src/wire/action.rs, SPEC §13) ------------------------------------------
+
+const RESPOND_SESSION: Shape = Shape::new("", &[arg("pending_action_revision", obj(&REVISION))]);
+
+const RESPOND_BODY: Shape = Shape::new(
+    "",
+    &[
+        arg("success", L),
+        arg("claimed", L),
+        arg("outcome", L),
+        arg("session", obj(&RESPOND_SESSION)),
+    ],
+);
+
+pub const RESPOND_REPLY: Shape = Shape::new(
+    "RESPOND_REPLY",
+    &[
+        arg("error", L),
+        arg("status", L),
+        arg("body", obj(&RESPOND_BODY)),
+    ],
+);
+
 // ---- snapshots (src/wire/snapshot.rs, docs/snapshot-format.md) --------------------------------
 // Rows are arrays of leaves; `answers` is not read back (the hydrated store answers from the
 // state).
@@ -506,6 +529,7 @@ const SNAPSHOT_SESSION: Shape = Shape::new(
         arg("early", ROWS),
         arg("messages", ROWS),
         arg("deleted", ROWS),
+        arg("settled", ROWS),
         arg("paged", L),
     ],
 );
@@ -620,6 +644,7 @@ pub const SCHEMAS: &[Schema] = &[
     named(&SELECTION_OPTIONS),
     named(&RECORDING_OPTIONS),
     named(&SETTLE_OUTCOME),
+    named(&RESPOND_REPLY),
     named(&SNAPSHOT),
     named(&DEHYDRATE_OPTIONS),
     named(&HYDRATE_OPTIONS),

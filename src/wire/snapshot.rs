@@ -12,7 +12,7 @@ use crate::store::snapshot::{
     kind_of_code, status_of_code, turn_flags, SessionSnapshot, SnapshotInput, TaskSnapshot,
     DISPATCH_ATTEMPTED, DISPATCH_PENDING, FORMAT, LIFECYCLE_ONLY, VERSION,
 };
-use crate::store::Reason;
+use crate::store::{Reason, Settled};
 
 use super::decode::{self, array, invalid_type, object, optional_text, optional_timestamp, text};
 use super::{Kind, Path, Wire};
@@ -307,6 +307,31 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
         messages: decoded_messages,
         deleted,
         paged: exact_bool(&paged, &paged_path)?,
+        settled: settled(&value.get("settled"), &path.key("settled"))?,
+    })
+}
+
+/// A session's settled bundles (SPEC §13): `[pending_id, epoch, sequence]` each, absent when
+/// there are none.
+fn settled<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Settled>, WireError> {
+    if value.is_undefined() {
+        return Ok(Vec::new());
+    }
+    each(value, path, &|item, item_path| {
+        if list(item, item_path)? != 3 {
+            return Err(invalid(item_path, "expected [pending_id, epoch, sequence]"));
+        }
+        let pending_id = text(&item.at(0), &item_path.index(0))?;
+        if pending_id.as_ref().is_empty() {
+            return Err(invalid(
+                &item_path.index(0),
+                "expected a non-empty pending_id",
+            ));
+        }
+        Ok(Settled {
+            pending_id: pending_id.as_ref().into(),
+            position: row_revision(item, item_path, 1)?,
+        })
     })
 }
 

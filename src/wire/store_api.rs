@@ -368,6 +368,36 @@ pub enum CallError {
     /// Not a call [`dispatch`] knows (nor an `applyFrame` of a `server.hello` frame).
     #[error("unknown call \"{0}\"")]
     UnknownCall(String),
+    /// A respond that may not start (SPEC §13): its stable code.
+    #[error("{}", .0.as_str())]
+    Refused(crate::rules::action::Refusal),
+}
+
+/// `respondStart(sessionId, pendingId)` (SPEC §13): the attempt, or why it may not start.
+pub fn respond_start<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    session_id: &W,
+    pending_id: &W,
+) -> Result<Result<crate::store::Started, crate::rules::action::Refusal>, WireError> {
+    let session_id = id(session_id, "sessionId")?;
+    let pending_id = id(pending_id, "pendingId")?;
+    Ok(store.respond_start(&session_id, &pending_id))
+}
+
+/// `respondReply(attempt, reply)` (SPEC §13; the reply's shape: [`super::action::reply`]).
+pub fn respond_reply<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    attempt: &W,
+    reply: &W,
+) -> Result<crate::store::Replied, WireError> {
+    let attempt = decode::unsigned(attempt, &Path::Root("attempt"))?.ok_or_else(|| {
+        WireError::InvalidValue {
+            field: "attempt".into(),
+            problem: "expected the attempt respondStart returned".into(),
+        }
+    })?;
+    let (transport, position) = super::action::reply(reply, &Path::Root("reply"))?;
+    Ok(store.respond_reply(attempt, transport, position))
 }
 
 /// What a call [`dispatch`] made gave back.
@@ -385,6 +415,10 @@ pub enum Outcome<'s, P> {
     Done,
     /// A query's answer and reason (`lastReason()`).
     Answer(Answer<'s, P>, Reason),
+    /// `respondStart`'s attempt.
+    Started(crate::store::Started),
+    /// `respondReply`'s outcome.
+    Replied(crate::store::Replied),
 }
 
 /// A query's answer as the store gives it (`None`: not known yet, `undefined` in JS).
@@ -415,7 +449,11 @@ impl<P> Outcome<'_, P> {
             Outcome::Applied(reason) | Outcome::Settled(_, reason) | Outcome::Answer(_, reason) => {
                 Some(*reason)
             }
-            Outcome::Token(_) | Outcome::Selection(_) | Outcome::Done => None,
+            Outcome::Token(_)
+            | Outcome::Selection(_)
+            | Outcome::Done
+            | Outcome::Started(_)
+            | Outcome::Replied(_) => None,
         }
     }
 }
@@ -471,6 +509,11 @@ pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
             applied(Reason::Hello(apply_hello(store, &frame.get("payload"))?))
         }
         "beginTaskFetch" => Ok(Outcome::Token(store.begin_task_fetch())),
+        "respondStart" => match respond_start(store, &arg(0), &arg(1))? {
+            Ok(started) => Ok(Outcome::Started(started)),
+            Err(refusal) => Err(CallError::Refused(refusal)),
+        },
+        "respondReply" => Ok(Outcome::Replied(respond_reply(store, &arg(0), &arg(1))?)),
         "beginSelection" => {
             let ticket = ticket();
             Ok(Outcome::Selection(begin_selection(

@@ -1,6 +1,7 @@
 //! The rows of the message index as the rules see them: [`RowView`], a stored row with its
 //! index, read through [`MessageRecord`] so the rules run on the index directly.
 
+use crate::rules::action::settled_status;
 use crate::rules::model::{MessageKind, MessageRecord, RequestStatus};
 use crate::rules::time::Timestamp;
 
@@ -15,6 +16,7 @@ impl Index {
             slot,
             row,
             created: self.times.get(row.created).unwrap_or_default(),
+            settled: false,
         })
     }
 
@@ -32,6 +34,8 @@ pub(crate) struct RowView<'a> {
     pub row: &'a Row,
     /// The unpacked `created_at` (the rules read it by reference).
     created: Timestamp,
+    /// The row's bundle was settled by the user's reply (SPEC §13): it counts as answered.
+    pub settled: bool,
 }
 
 impl<'a> RowView<'a> {
@@ -71,7 +75,7 @@ impl MessageRecord for RowView<'_> {
         self.row.kind
     }
     fn status(&self) -> RequestStatus {
-        self.row.status
+        settled_status(self.row.status, self.settled)
     }
     fn pending_id(&self) -> Option<&str> {
         self.pending_id_str()

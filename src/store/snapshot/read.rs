@@ -42,6 +42,7 @@ impl<P: Clone> ProjectionStore<P> {
                 projection: s.projection,
                 early_turns: s.early,
                 paged: s.paged,
+                settled: s.settled,
                 ..SessionEntry::default()
             };
             if let Some(turns) = s.turns {

@@ -326,6 +326,17 @@ impl<P: Clone> ProjectionStore<P> {
             j.0.push(']');
         }
         j.close(']');
+        if !entry.settled.is_empty() {
+            j.open("settled", '[');
+            for settled in &entry.settled {
+                j.sep();
+                j.0.push('[');
+                j.item(Some(&settled.pending_id));
+                j.row_revision(settled.position.as_ref());
+                j.0.push(']');
+            }
+            j.close(']');
+        }
         j.bool("paged", entry.paged);
     }
 

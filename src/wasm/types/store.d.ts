@@ -114,6 +114,37 @@ export interface StoreChanges {
   sessions: string[];
 }
 
+/** `respondStart`'s attempt (SPEC §13). */
+export interface RespondStarted {
+  attempt: number;
+  /** `false`: this bundle's attempt was already in flight; send no second request. */
+  fresh: boolean;
+}
+
+/** How a respond request ended: the HTTP status and parsed body, or no reply at all. */
+export type RespondReplyInput =
+  | { status: number; body?: unknown }
+  | { error: 'network' | 'timeout' };
+
+/** What a reply decided (SPEC §13). */
+export type RespondOutcome = 'won' | 'lost' | 'no_longer_active' | 'refused' | 'failed';
+
+export interface RespondReplied {
+  outcome: RespondOutcome;
+  /** Why it failed (`outcome: 'failed'`), else `null`. */
+  failure: 'retryable' | 'server_error' | 'network' | 'timeout' | 'unreadable' | null;
+  /** Whether the reply changed what the store answers. */
+  applied: boolean;
+  /** Why it changed nothing, when the attempt was not current: else `null`. */
+  reason: 'unknown_attempt' | 'attempt_superseded' | 'already_replied' | null;
+}
+
+export interface RespondState {
+  attempt: number;
+  phase: 'in_flight' | 'settled' | 'open';
+  outcome: RespondOutcome | null;
+}
+
 /** A `settleSelection` outcome from the session-list load. */
 export type SelectionLoad =
   | { sessions: readonly WireSession[] }
@@ -483,6 +514,20 @@ export class ProjectionStore {
   setActiveTask(taskId: string | null): void;
   /** Settles a selection with its load's outcome, applying every guard of SPEC §6. */
   settleSelection(ticket: string, outcome: SelectionLoad): SelectionOutcome;
+
+  /**
+   * The user answers or skips bundle `pendingId` of a session (SPEC §13). `fresh: false`: that
+   * bundle's attempt is already in flight (send nothing). Throws `bundle_not_live` or
+   * `live_question_unknown` (field `pendingId`).
+   */
+  respondStart(sessionId: string, pendingId: string): RespondStarted;
+  /**
+   * How an attempt's request ended (`{ status, body }` or `{ error }`): won, lost and
+   * no_longer_active settle the bundle at once; refused and failed leave it answerable.
+   */
+  respondReply(attempt: number, reply: RespondReplyInput): RespondReplied;
+  /** Where a bundle's respond stands, or `null` when none was started. */
+  respondState(sessionId: string, pendingId: string): RespondState | null;
 
   /**
    * Calls `listener` at most once per microtask with what changed; returns the unsubscribe
