@@ -1,7 +1,8 @@
 //! Every WebSocket event name the server sends, and the sink events go to. The services publish
 //! `session.message.*`, `task.status_summary.updated`, `task.stalled` and
 //! `session.state_changed`; the simulated agent (`http::sim`) also `session.created`, `turn.*`,
-//! `task.updated` and `task.deleted`; the hub (`http::hub`) opens every connection with
+//! `task.updated` and `task.deleted`; the user's session delete (`http::actions`)
+//! `session.deleted` and `task_session.error_changed`; the hub (`http::hub`) opens every connection with
 //! `server.hello`.
 
 use serde_json::Value;
@@ -26,6 +27,11 @@ pub const TURN_COMPLETED: &str = "turn.completed";
 pub const TASK_UPDATED: &str = "task.updated";
 /// `task.deleted`: `{task_id}`.
 pub const TASK_DELETED: &str = "task.deleted";
+/// `session.deleted`: `{session_id, task_id, workspace_id}`, the session and its rows are gone.
+pub const SESSION_DELETED: &str = "session.deleted";
+/// `task_session.error_changed`: `{task_id, session_id, active}` (the reference client's
+/// backend publishes it with `active: false` when a session is deleted).
+pub const TASK_SESSION_ERROR_CHANGED: &str = "task_session.error_changed";
 /// `server.hello`: `{"epoch", "started_at", "stream", "offset", "resumed"}`, the first frame of
 /// every connection (sent by the hub, never published).
 pub const SERVER_HELLO: &str = "server.hello";

@@ -168,6 +168,26 @@ impl Storage {
         rows.iter().map(SessionRow::read).collect()
     }
 
+    /// Deletes a session and everything of it (its delivery and stop intents, messages and turns)
+    /// in one transaction: `false` when there was no such session (nothing deleted).
+    pub async fn delete_session(&self, id: &str) -> Result<bool> {
+        let mut tx = self.db.begin().await?;
+        for statement in [
+            "DELETE FROM delivery_intents WHERE session_id = $1",
+            "DELETE FROM stop_intents WHERE session_id = $1",
+            "DELETE FROM messages WHERE session_id = $1",
+            "DELETE FROM turns WHERE session_id = $1",
+        ] {
+            query(statement).bind(id).execute(&mut tx).await?;
+        }
+        let done = query("DELETE FROM sessions WHERE id = $1")
+            .bind(id)
+            .execute(&mut tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Compare-and-set of a session's state on its version: `false` when the row changed since
     /// `expected_version` was read (nothing written).
     pub async fn cas_session_state(

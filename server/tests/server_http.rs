@@ -665,13 +665,15 @@ async fn respond_outcomes(db: Db, _: Kind) {
     assert_eq!(task_json["task_pending_action"], Value::Null);
     assert!(task_json["status_summary"].get("pending_action").is_none());
 
-    // Answering again: 409, nothing written.
+    // Answering again: nothing written; 200 with `claimed: false` and the winner's status (the
+    // respond envelope: server/tests/server_actions.rs).
     let (status, body) = srv.respond(&live, answers.clone()).await;
     assert_eq!(
-        (status, body["state"].as_str()),
-        (409, Some("terminal")),
+        (status, body["state"].as_str(), body["claimed"].as_bool()),
+        (200, Some("terminal"), Some(false)),
         "{body}"
     );
+    assert_eq!(body["outcome"], "conflict");
 
     // Live reject (skip): 200.
     srv.turn(&session).await;
@@ -758,8 +760,12 @@ async fn respond_outcomes(db: Db, _: Kind) {
         (500, Some("non_retryable_error")),
         "{body}"
     );
-    let (status, _) = srv.respond(&refused, one.clone()).await;
-    assert_eq!(status, 409, "terminal after an ambiguous dispatch");
+    let (status, body) = srv.respond(&refused, one.clone()).await;
+    assert_eq!(
+        (status, body["state"].as_str(), body["claimed"].as_bool()),
+        (200, Some("terminal"), Some(false)),
+        "terminal after an ambiguous dispatch, its answer the winner: {body}"
+    );
 
     // Superseded: a newer turn is current.
     let (old, _) = {

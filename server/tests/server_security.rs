@@ -732,3 +732,116 @@ async fn every_request_and_socket_presents_the_access_token() {
     );
     srv.stop().await;
 }
+
+/// The demo's pending permission: its session and the body that answers it.
+async fn demo_permission(srv: &Srv) -> (String, String) {
+    let tasks: serde_json::Value = serde_json::from_str(&srv.tasks().await).unwrap();
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task_pending_action"] == "permission")
+        .expect("the demo's permission task")
+        .clone();
+    let task_id = task["id"].as_str().unwrap();
+    let (_, _, sessions) = srv
+        .get(&format!("/api/v1/tasks/{task_id}/task-sessions"), &[])
+        .await;
+    let sessions: serde_json::Value = serde_json::from_str(&sessions).unwrap();
+    let session = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pending_action"] == "permission")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, _, messages) = srv
+        .get(&format!("/api/v1/task-sessions/{session}/messages"), &[])
+        .await;
+    let messages: serde_json::Value = serde_json::from_str(&messages).unwrap();
+    let row = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == "permission_request")
+        .unwrap()
+        .clone();
+    let body = serde_json::json!({
+        "task_id": task_id,
+        "session_id": session,
+        "request_id": row["metadata"]["request_id"],
+        "pending_id": row["metadata"]["pending_id"],
+        "option_id": "allow_once",
+    });
+    (session, body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_actions_are_guarded_as_every_write() {
+    let srv = Srv::start(&[]).await;
+    let before = srv.tasks().await;
+    let (session, body) = demo_permission(&srv).await;
+    let permission = "/api/v1/permissions/respond";
+    let delete = format!("/api/v1/task-sessions/{session}");
+    let host = srv.own_host();
+    for origin in ["https://attacker.example", "null", "http://127.0.0.1:1"] {
+        let headers = [JSON, ("origin", origin)];
+        let (status, reply) = srv.post(permission, &headers, &body).await;
+        assert_eq!(
+            (status, code(&reply).as_str()),
+            (403, "origin_not_allowed"),
+            "{origin}"
+        );
+        let (status, _, reply) = srv
+            .raw(
+                "DELETE",
+                &delete,
+                &[("host", &host), JSON, ("origin", origin)],
+                "{}",
+            )
+            .await;
+        assert_eq!(
+            (status, code(&reply).as_str()),
+            (403, "origin_not_allowed"),
+            "{origin}"
+        );
+    }
+    for content_type in [Some("text/plain"), None] {
+        let mut headers = vec![("host", host.as_str())];
+        headers.extend(content_type.map(|t| ("content-type", t)));
+        let (status, _, reply) = srv.raw("POST", permission, &headers, &body).await;
+        assert_eq!(
+            (status, code(&reply).as_str()),
+            (415, "unsupported_media_type")
+        );
+        let (status, _, reply) = srv.raw("DELETE", &delete, &headers, "{}").await;
+        assert_eq!(
+            (status, code(&reply).as_str()),
+            (415, "unsupported_media_type")
+        );
+    }
+    assert_eq!(srv.tasks().await, before, "nothing written");
+    // The server's own page gets through: the permission is answered, then the (now running)
+    // session is refused by the route itself.
+    let own = format!("http://{host}");
+    let (status, reply) = srv
+        .post(permission, &[JSON, ("origin", own.as_str())], &body)
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let (status, _, reply) = srv
+        .raw(
+            "DELETE",
+            &delete,
+            &[("host", &host), JSON, ("origin", own.as_str())],
+            "",
+        )
+        .await;
+    assert_eq!(
+        (status, code(&reply).as_str()),
+        (409, "session_running"),
+        "{reply}"
+    );
+    srv.stop().await;
+}

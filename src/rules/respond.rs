@@ -14,10 +14,17 @@
 //!    [`detached_resume_outcome`] (result of the one resume of a detached answer).
 //! 5. At startup, [`reconcile_delivery_intent`] decides what to do with each outstanding
 //!    delivery intent, before event processing or prompt admission begins.
+//! 6. What a respond reply reports: [`bundle_winner`] (the status the rows record) and
+//!    [`respond_standing`] (this call claimed, lost to an earlier winner, found the bundle no
+//!    longer active, or failed after its claim).
+//! 7. The user's answer to a permission: [`permission_verdict`] (answerable, not found,
+//!    expired, stale, already resolved) and [`permission_outcome`] (approved or rejected).
 //!
 //! Nothing here performs a write; the plans say which writes the service performs, in order.
 
-use super::model::{MessageKind, MessageRecord, SessionState, TurnRecord};
+use core::cmp::Ordering;
+
+use super::model::{MessageKind, MessageRecord, RequestStatus, SessionState, TurnRecord};
 use super::turn::{current_turn, TurnReason};
 
 /// Where a bundle's turn stands against the session's current turn (SPEC §2).
@@ -588,6 +595,241 @@ pub fn reconcile_delivery_intent(
     }
 }
 
+// --- what a respond reply reports (the reference client's envelope) -----------------------------
+
+/// The terminal status a winning response gave a bundle's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WinnerStatus {
+    Answered,
+    Rejected,
+}
+
+impl WinnerStatus {
+    /// The wire spelling (`answered`, `rejected`): the rows' `metadata.status`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WinnerStatus::Answered => "answered",
+            WinnerStatus::Rejected => "rejected",
+        }
+    }
+
+    /// The status a response of `kind` gives the rows it claims.
+    pub const fn of(kind: Response) -> WinnerStatus {
+        match kind {
+            Response::Answer => WinnerStatus::Answered,
+            Response::Reject => WinnerStatus::Rejected,
+        }
+    }
+}
+
+/// The winner a bundle's rows record: the status of the first row, in `bundle` order (indices
+/// into `rows`, as [`BundleObservation::rows`]), that is `answered` or `rejected`; `None` when no
+/// row records one (every row pending, expired or cancelled: nobody won).
+pub fn bundle_winner<M: MessageRecord>(rows: &[M], bundle: &[usize]) -> Option<WinnerStatus> {
+    bundle
+        .iter()
+        .filter_map(|&i| rows.get(i))
+        .find_map(|row| match row.status() {
+            RequestStatus::Answered => Some(WinnerStatus::Answered),
+            RequestStatus::Rejected => Some(WinnerStatus::Rejected),
+            _ => None,
+        })
+}
+
+/// Where a respond call leaves its caller (the reference client's envelope: `success`, `claimed`,
+/// `status`, `response`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RespondStanding {
+    /// This call's response won the bundle and was handed off: the rows carry its status.
+    Claimed(WinnerStatus),
+    /// Another response had already won (the call wrote nothing): its status is reported, so the
+    /// loser learns what the bundle was answered with.
+    Lost(WinnerStatus),
+    /// Nothing was written and no response won (superseded, expired, cancelled, orphaned): the
+    /// bundle is no longer active.
+    NoLongerActive,
+    /// This call claimed the bundle, then the handoff failed ([`RespondReply::RetryableError`]:
+    /// the bundle was restored; [`RespondReply::NonRetryableError`]: it stays terminal).
+    Failed,
+}
+
+/// The standing of a respond call: its reply, the kind of its response, and the winner the
+/// bundle's rows record after the call ([`bundle_winner`], read after it). A success is this
+/// call's claim; a conflict is a loss when a winner is recorded (a `delivery_claimed` bundle's
+/// rows carry the claiming response's status already), else the bundle is no longer active; an
+/// error after a claim is a failure.
+pub fn respond_standing(
+    reply: RespondReply,
+    kind: Response,
+    winner: Option<WinnerStatus>,
+) -> RespondStanding {
+    match reply {
+        RespondReply::Success => RespondStanding::Claimed(WinnerStatus::of(kind)),
+        RespondReply::RetryableError | RespondReply::NonRetryableError => RespondStanding::Failed,
+        RespondReply::Conflict => {
+            winner.map_or(RespondStanding::NoLongerActive, RespondStanding::Lost)
+        }
+    }
+}
+
+// --- the user's answer to a permission request ----------------------------------------------
+
+/// Whether a permission request may take the user's answer now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PermissionVerdict {
+    /// The request (its index) is the session's live permission: it may be answered.
+    Answerable(usize),
+    /// No such request, or one that ended unanswered (`expired`, ...): `permission_not_found`.
+    NotFound,
+    /// The request (its index) is pending but has no `metadata.request_id`: no live request
+    /// stands behind it. It is expired (the service records `expired`) and not answerable
+    /// (`permission_not_found`).
+    Expired(usize),
+    /// The request is pending but not the one asked about (another `request_id`, a newer
+    /// generation), or not the live one (not the latest permission of the session's current
+    /// turn, or the session has no current turn): `permission_stale`.
+    Stale,
+    /// The request was approved or rejected already: `permission_already_resolved`.
+    AlreadyResolved,
+}
+
+/// Why [`permission_verdict`] decided what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PermissionReason {
+    LiveRequest,
+    NoSuchRequest,
+    EndedUnanswered,
+    NoRequestIdentity,
+    OtherGeneration,
+    NotLatestOfCurrentTurn,
+    Resolved,
+}
+
+/// Decides whether the user may answer permission request `pending_id` / `request_id` of a
+/// session (SPEC §4's live permission; the codes of the reference client's backend). `messages`
+/// are the session's messages in insertion order, `turns` its turn history, `state` its state;
+/// `request_id_of` reads a row's `metadata.request_id`.
+///
+/// The row asked about is the `permission_request` of `pending_id` whose request id is
+/// `request_id`, else the newest row of `pending_id`. In order: none → not found; approved or
+/// rejected → already resolved; any other non-pending status → not found; pending without a
+/// request id → expired; another request id → stale; not the latest `permission_request` of the
+/// current turn (by `created_at`, then insertion order; SPEC §2 current turn, quarantine
+/// included) → stale; otherwise answerable.
+pub fn permission_verdict<T: TurnRecord, M: MessageRecord>(
+    state: Option<SessionState>,
+    turns: &[T],
+    messages: &[M],
+    pending_id: &str,
+    request_id: &str,
+    request_id_of: impl Fn(&M) -> Option<&str>,
+) -> (PermissionVerdict, PermissionReason) {
+    let of_pending = || {
+        messages.iter().enumerate().filter(|(_, m)| {
+            m.kind() == MessageKind::PermissionRequest && m.pending_id() == Some(pending_id)
+        })
+    };
+    let target = of_pending()
+        .find(|&(_, m)| request_id_of(m) == Some(request_id))
+        .or_else(|| of_pending().last());
+    let Some((index, row)) = target else {
+        return (PermissionVerdict::NotFound, PermissionReason::NoSuchRequest);
+    };
+    match row.status() {
+        RequestStatus::Pending => {}
+        RequestStatus::Approved | RequestStatus::Rejected => {
+            return (
+                PermissionVerdict::AlreadyResolved,
+                PermissionReason::Resolved,
+            )
+        }
+        _ => {
+            return (
+                PermissionVerdict::NotFound,
+                PermissionReason::EndedUnanswered,
+            )
+        }
+    }
+    match request_id_of(row) {
+        None | Some("") => {
+            return (
+                PermissionVerdict::Expired(index),
+                PermissionReason::NoRequestIdentity,
+            )
+        }
+        Some(id) if id != request_id => {
+            return (PermissionVerdict::Stale, PermissionReason::OtherGeneration)
+        }
+        Some(_) => {}
+    }
+    let referenced = |id: &str| messages.iter().any(|m| m.turn_id() == Some(id));
+    let current = current_turn(Some(turns), state, referenced)
+        .0
+        .turn()
+        .and_then(|i| turns.get(i))
+        .map(TurnRecord::id);
+    let latest = current.and_then(|turn_id| {
+        let mut latest: Option<usize> = None;
+        for (i, m) in messages.iter().enumerate() {
+            let later = latest
+                .and_then(|held| messages.get(held))
+                .is_none_or(|held| m.created_at().cmp(held.created_at()) != Ordering::Less);
+            if m.kind() == MessageKind::PermissionRequest && m.turn_id() == Some(turn_id) && later {
+                latest = Some(i);
+            }
+        }
+        latest
+    });
+    if latest == Some(index) {
+        (
+            PermissionVerdict::Answerable(index),
+            PermissionReason::LiveRequest,
+        )
+    } else {
+        (
+            PermissionVerdict::Stale,
+            PermissionReason::NotLatestOfCurrentTurn,
+        )
+    }
+}
+
+/// What the user's answer makes of a permission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PermissionOutcome {
+    Approved,
+    Rejected,
+}
+
+impl PermissionOutcome {
+    /// The wire spelling (`approved`, `rejected`): the row's `metadata.status`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PermissionOutcome::Approved => "approved",
+            PermissionOutcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// The outcome of the user's answer: a cancellation (the dialog dismissed) rejects; a chosen
+/// option rejects when its kind is a rejection (`reject_once`, `reject_always`, any `reject_…`),
+/// else approves. `offered_kind` is the kind of the chosen option among those the request
+/// offers; `None` (not offered) → `None`: the answer is refused.
+pub fn permission_outcome(
+    cancelled: bool,
+    offered_kind: Option<&str>,
+) -> Option<PermissionOutcome> {
+    if cancelled {
+        return Some(PermissionOutcome::Rejected);
+    }
+    offered_kind.map(|kind| {
+        if kind.starts_with("reject_") {
+            PermissionOutcome::Rejected
+        } else {
+            PermissionOutcome::Approved
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1126,5 +1368,275 @@ mod tests {
             delivery_intent: false,
         };
         assert_eq!(classify_bundle(&f).0, BundleState::ActiveDetached);
+    }
+
+    // --- respond standing ------------------------------------------------------------------
+
+    #[test]
+    fn the_winner_is_the_first_row_that_records_one() {
+        let rows = [
+            clar("a", Some("t1"), "p1", Some("expired")),
+            clar("b", Some("t1"), "p1", Some("rejected")),
+            clar("c", Some("t1"), "p1", Some("answered")),
+        ];
+        assert_eq!(
+            bundle_winner(&rows, &[0, 1, 2]),
+            Some(WinnerStatus::Rejected)
+        );
+        assert_eq!(bundle_winner(&rows, &[2, 1]), Some(WinnerStatus::Answered));
+        assert_eq!(bundle_winner(&rows, &[0]), None);
+        assert_eq!(bundle_winner(&rows, &[]), None);
+        assert_eq!(
+            bundle_winner(&rows, &[7]),
+            None,
+            "an index outside is no row"
+        );
+        let pending = [clar("a", Some("t1"), "p1", None)];
+        assert_eq!(bundle_winner(&pending, &[0]), None);
+    }
+
+    #[test]
+    fn standing_of_each_reply() {
+        use RespondReply::*;
+        let answered = Some(WinnerStatus::Answered);
+        assert_eq!(
+            respond_standing(Success, Response::Reject, answered),
+            RespondStanding::Claimed(WinnerStatus::Rejected),
+            "a success reports this call's own response"
+        );
+        assert_eq!(
+            respond_standing(Success, Response::Answer, None),
+            RespondStanding::Claimed(WinnerStatus::Answered)
+        );
+        assert_eq!(
+            respond_standing(Conflict, Response::Reject, answered),
+            RespondStanding::Lost(WinnerStatus::Answered),
+            "a loser reports the winner's status, not its own"
+        );
+        assert_eq!(
+            respond_standing(Conflict, Response::Answer, None),
+            RespondStanding::NoLongerActive
+        );
+        for failed in [RetryableError, NonRetryableError] {
+            assert_eq!(
+                respond_standing(failed, Response::Answer, answered),
+                RespondStanding::Failed
+            );
+        }
+        assert_eq!(WinnerStatus::of(Response::Answer).as_str(), "answered");
+        assert_eq!(WinnerStatus::of(Response::Reject).as_str(), "rejected");
+    }
+
+    #[test]
+    fn every_conflicting_state_is_lost_or_no_longer_active_by_its_rows() {
+        // delivery_claimed and terminal bundles whose rows record a response are losses;
+        // superseded (pending) rows and rows that ended unanswered are no longer active.
+        let turns = [turn("t1", T0, true), turn("t2", T1, false)];
+        for (status, in_turn, expected) in [
+            (Some("answered"), "t2", Some(WinnerStatus::Answered)),
+            (Some("rejected"), "t2", Some(WinnerStatus::Rejected)),
+            (Some("expired"), "t2", None),
+            (Some("cancelled"), "t2", None),
+            (None, "t1", None),
+        ] {
+            let messages = [clar("a", Some(in_turn), "p1", status)];
+            let seen = observe_bundle(RUNNING, &turns, &messages, "p1");
+            let (state, _) = classify_bundle(&seen.facts(false, false, false));
+            assert_eq!(
+                respond_plan(state, Response::Answer).0,
+                RespondPlan::Conflict
+            );
+            let winner = bundle_winner(&messages, &seen.rows);
+            assert_eq!(winner, expected, "{status:?}");
+            let standing = respond_standing(RespondReply::Conflict, Response::Answer, winner);
+            assert_eq!(
+                standing,
+                expected.map_or(RespondStanding::NoLongerActive, RespondStanding::Lost)
+            );
+        }
+    }
+
+    // --- permissions -----------------------------------------------------------------------
+
+    fn perm(id: &str, turn: &str, pending_id: &str, status: Option<&str>, at: &str) -> Message {
+        Message {
+            id: id.into(),
+            turn_id: Some(turn.into()),
+            kind: MessageKind::PermissionRequest,
+            status: RequestStatus::parse(status),
+            pending_id: Some(pending_id.into()),
+            question_total: None,
+            created_at: Timestamp::parse(at),
+            updated_at: None,
+        }
+    }
+
+    /// The request id of rows `a`, `b`, `c`: `req-a`, ...; row `bare` has none.
+    fn request_id(m: &Message) -> Option<&str> {
+        match m.id.as_str() {
+            "a" => Some("req-a"),
+            "b" => Some("req-b"),
+            "c" => Some("req-c"),
+            "empty" => Some(""),
+            _ => None,
+        }
+    }
+
+    fn verdict(
+        state: Option<SessionState>,
+        turns: &[Turn],
+        messages: &[Message],
+        pending_id: &str,
+        request: &str,
+    ) -> PermissionVerdict {
+        permission_verdict(state, turns, messages, pending_id, request, request_id).0
+    }
+
+    #[test]
+    fn the_latest_pending_permission_of_the_current_turn_is_answerable() {
+        let turns = [turn("t1", T0, false)];
+        let messages = [ordinary("m", "t1"), perm("a", "t1", "p1", None, T1)];
+        assert_eq!(
+            permission_verdict(RUNNING, &turns, &messages, "p1", "req-a", request_id),
+            (
+                PermissionVerdict::Answerable(1),
+                PermissionReason::LiveRequest
+            )
+        );
+        let waiting = Some(SessionState::WaitingForInput);
+        assert_eq!(
+            verdict(waiting, &turns, &messages, "p1", "req-a"),
+            PermissionVerdict::Answerable(1)
+        );
+    }
+
+    #[test]
+    fn unknown_and_ended_requests_are_not_found() {
+        let turns = [turn("t1", T0, false)];
+        let messages = [
+            perm("a", "t1", "p1", Some("expired"), T1),
+            perm("b", "t1", "p2", Some("cancelled"), T1),
+            clar("c", Some("t1"), "p3", None),
+        ];
+        for (pending, request) in [
+            ("p1", "req-a"),
+            ("p2", "req-b"),
+            ("p3", "req-c"),
+            ("p9", "x"),
+        ] {
+            assert_eq!(
+                verdict(RUNNING, &turns, &messages, pending, request),
+                PermissionVerdict::NotFound,
+                "{pending}"
+            );
+        }
+    }
+
+    #[test]
+    fn resolved_requests_are_already_resolved() {
+        let turns = [turn("t1", T0, false)];
+        for status in ["approved", "rejected"] {
+            let messages = [perm("a", "t1", "p1", Some(status), T1)];
+            assert_eq!(
+                verdict(RUNNING, &turns, &messages, "p1", "req-a"),
+                PermissionVerdict::AlreadyResolved
+            );
+            // Whichever request id is asked about: the newest row of the pending id answers.
+            assert_eq!(
+                verdict(RUNNING, &turns, &messages, "p1", "other"),
+                PermissionVerdict::AlreadyResolved
+            );
+        }
+    }
+
+    #[test]
+    fn a_pending_row_without_a_request_id_is_expired() {
+        let turns = [turn("t1", T0, false)];
+        for id in ["bare", "empty"] {
+            let messages = [perm(id, "t1", "p1", None, T1)];
+            assert_eq!(
+                permission_verdict(RUNNING, &turns, &messages, "p1", "req-a", request_id),
+                (
+                    PermissionVerdict::Expired(0),
+                    PermissionReason::NoRequestIdentity
+                ),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
+    fn another_generation_or_a_request_not_live_is_stale() {
+        let turns = [turn("t1", T0, true), turn("t2", T1, false)];
+        // Another request id for the same pending id.
+        let messages = [perm("a", "t2", "p1", None, T1)];
+        assert_eq!(
+            permission_verdict(RUNNING, &turns, &messages, "p1", "req-b", request_id),
+            (PermissionVerdict::Stale, PermissionReason::OtherGeneration)
+        );
+        // A request of a superseded turn.
+        let messages = [perm("a", "t1", "p1", None, T0), ordinary("m", "t2")];
+        assert_eq!(
+            permission_verdict(RUNNING, &turns, &messages, "p1", "req-a", request_id),
+            (
+                PermissionVerdict::Stale,
+                PermissionReason::NotLatestOfCurrentTurn
+            )
+        );
+        // Not the latest permission of the current turn (by created_at, then position).
+        let messages = [
+            perm("a", "t2", "p1", None, T1),
+            perm("b", "t2", "p2", None, T2),
+            perm("c", "t2", "p3", None, T2),
+        ];
+        assert_eq!(
+            verdict(RUNNING, &turns, &messages, "p1", "req-a"),
+            PermissionVerdict::Stale
+        );
+        assert_eq!(
+            verdict(RUNNING, &turns, &messages, "p2", "req-b"),
+            PermissionVerdict::Stale,
+            "a later position wins a created_at tie"
+        );
+        assert_eq!(
+            verdict(RUNNING, &turns, &messages, "p3", "req-c"),
+            PermissionVerdict::Answerable(2)
+        );
+        // A session that is not input-capable has no current turn.
+        let messages = [perm("a", "t2", "p1", None, T1)];
+        for state in [SessionState::Idle, SessionState::Completed] {
+            assert_eq!(
+                verdict(Some(state), &turns, &messages, "p1", "req-a"),
+                PermissionVerdict::Stale
+            );
+        }
+    }
+
+    #[test]
+    fn the_answer_approves_unless_it_rejects_or_cancels() {
+        assert_eq!(
+            permission_outcome(false, Some("allow_once")),
+            Some(PermissionOutcome::Approved)
+        );
+        assert_eq!(
+            permission_outcome(false, Some("allow_always")),
+            Some(PermissionOutcome::Approved)
+        );
+        assert_eq!(
+            permission_outcome(false, Some("reject_once")),
+            Some(PermissionOutcome::Rejected)
+        );
+        assert_eq!(
+            permission_outcome(false, Some("reject_always")),
+            Some(PermissionOutcome::Rejected)
+        );
+        assert_eq!(permission_outcome(false, None), None, "not offered");
+        assert_eq!(
+            permission_outcome(true, None),
+            Some(PermissionOutcome::Rejected),
+            "a cancellation rejects"
+        );
+        assert_eq!(PermissionOutcome::Approved.as_str(), "approved");
+        assert_eq!(PermissionOutcome::Rejected.as_str(), "rejected");
     }
 }

@@ -16,6 +16,7 @@
 //! | [`agent`] | the simulated agent's runtime ([`agent::SimAgent`]: waiters, resumes, executions), held by `app` |
 //! | [`app`] | shared state: the services of the current start (swapped by a simulated restart) |
 //! | [`sim`] | the simulator: its writes ([`sim::sessions`], [`sim::turns`], [`sim::questions`]), the demo data ([`sim::seed`]: `--seed-demo`, the simulator's `reset`), the simulator API ([`sim::routes`]) |
+//! | [`actions`] | the user's actions: clarification respond (the `success` / `claimed` envelope), permission respond, session delete; each reply with the server's position after it |
 //! | [`routes`] | REST routes, the WebSocket upgrade, static files, the route table |
 //! | `client` | feature `test-client`: a loopback HTTP/WebSocket client and a native-store mirror (tests, load benchmark) |
 //!
@@ -43,7 +44,8 @@
 //! 11. `sim::questions`: error, agent, app, sim::sessions, sim::turns
 //! 12. `sim::seed`: error, config, app, sim::sessions, sim::turns, sim::questions
 //! 13. `sim::routes`: error, wire, hub, agent, app, sim::sessions, sim::turns, sim::questions, sim::seed
-//! 14. `routes`: error, wire, config, hub, app, sim::questions, sim::routes
+//! 14. `actions`: error, wire, app, sim::questions
+//! 15. `routes`: error, wire, config, hub, app, actions, sim::routes
 //!
 //! This file (`http`) comes last: it starts the server ([`serve`], [`serve_db`], [`connect`])
 //! and re-exports the configuration.
@@ -52,6 +54,7 @@
 //! [`SummaryRepair::task_answer`]: crate::summary::SummaryRepair::task_answer
 //! [`RespondService::respond`]: crate::respond::RespondService::respond
 
+pub mod actions;
 pub mod agent;
 pub mod app;
 #[cfg(feature = "test-client")]

@@ -3,31 +3,27 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
-use axum::{Json, Router};
-use serde_json::{json, Map, Value};
+use axum::response::Response;
+use axum::routing::{any, delete, get, post};
+use axum::Router;
+use serde_json::{json, Value};
 use tower_http::services::ServeDir;
 
 use crate::projection::load_snapshot;
-use crate::respond::{reply_json, reply_text, ResponseInput};
 use crate::storage::TaskRow;
 use task_projection::rules::model::MessageRecord;
-use task_projection::rules::respond::{RespondReply, Response as ResponseKind};
 use task_projection::rules::time::Timestamp;
 use task_projection::rules::turn::visible_turn_history;
 
+use super::actions;
 use super::app::App;
 use super::config::Config;
 use super::error::{ok, ApiError, ApiResult};
 use super::hub::Resume;
-use super::sim::questions::continue_after_response;
 use super::sim::routes::routes as simulator_routes;
-use super::wire::{body_json, task_wire};
+use super::wire::task_wire;
 
 /// The whole route table.
 pub fn router(app: Arc<App>, config: &Config) -> Router {
@@ -36,7 +32,18 @@ pub fn router(app: Arc<App>, config: &Config) -> Router {
         .route("/api/v1/tasks/{task_id}/task-sessions", get(task_sessions))
         .route("/api/v1/task-sessions/{session_id}/turns", get(turns))
         .route("/api/v1/task-sessions/{session_id}/messages", get(messages))
-        .route("/api/v1/clarification/{pending_id}/respond", post(respond))
+        .route(
+            "/api/v1/task-sessions/{session_id}",
+            delete(actions::delete_session),
+        )
+        .route(
+            "/api/v1/clarification/{pending_id}/respond",
+            post(actions::respond),
+        )
+        .route(
+            "/api/v1/permissions/respond",
+            post(actions::respond_permission),
+        )
         .route("/api/v1/ws", get(websocket))
         .route("/healthz", get(health));
     if config.simulator {
@@ -159,79 +166,4 @@ async fn messages(State(app): State<Arc<App>>, Path(session_id): Path<String>) -
     let rows = app.storage.messages_of_session(&session_id).await?;
     let messages: Vec<Value> = rows.iter().map(|m| m.to_wire()).collect();
     Ok(ok(json!({ "messages": messages })))
-}
-
-/// The respond body: `{"answers": [{"question_id", "answer"}, ...]}` or `{"reject": true}`.
-fn response_input(body: Value) -> ApiResult<ResponseInput> {
-    let reject = body.get("reject");
-    let answers = body.get("answers");
-    match (reject, answers) {
-        (Some(Value::Bool(true)), None) => Ok(ResponseInput {
-            kind: ResponseKind::Reject,
-            payload: body,
-        }),
-        (None, Some(Value::Array(items))) if !items.is_empty() => {
-            let well_formed = items.iter().all(|item| {
-                item.get("question_id").is_some_and(Value::is_string)
-                    && item.get("answer").is_some_and(Value::is_string)
-            });
-            if !well_formed {
-                return Err(ApiError::bad_request(
-                    "each answer needs a string question_id and a string answer",
-                ));
-            }
-            Ok(ResponseInput {
-                kind: ResponseKind::Answer,
-                payload: body,
-            })
-        }
-        _ => Err(ApiError::bad_request(
-            "expected {\"answers\": [{\"question_id\", \"answer\"}, ...]} or {\"reject\": true}",
-        )),
-    }
-}
-
-/// `POST /api/v1/clarification/:pending_id/respond` (SPEC §8): 200 success, 409 conflict, 503
-/// retryable, 500 non-retryable. After a success the simulated agent continues its turn.
-async fn respond(
-    State(app): State<Arc<App>>,
-    Path(pending_id): Path<String>,
-    body: Bytes,
-) -> ApiResult {
-    let input = response_input(body_json(&body)?)?;
-    // The bundle's session, when it has exactly one (otherwise respond answers the error).
-    let session = match app
-        .storage
-        .sessions_with_bundle(&pending_id)
-        .await?
-        .as_slice()
-    {
-        [one] => Some(one.clone()),
-        _ => None,
-    };
-    let _session = match &session {
-        Some(session) => Some(app.lock_session(session).await),
-        None => None,
-    };
-    let core = app.core().await;
-    let outcome = core.respond.respond(&pending_id, &input).await;
-    let continuation = app.agent.take_continuation(&pending_id);
-    let outcome = outcome?;
-    let status = match outcome.reply {
-        RespondReply::Success => StatusCode::OK,
-        RespondReply::Conflict => StatusCode::CONFLICT,
-        RespondReply::RetryableError => StatusCode::SERVICE_UNAVAILABLE,
-        RespondReply::NonRetryableError => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    if outcome.reply == RespondReply::Success {
-        if let Some(continuation) = continuation {
-            continue_after_response(&app, &core, continuation).await?;
-        }
-    }
-    let mut body = match reply_json(&outcome) {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    body.insert("outcome".into(), Value::from(reply_text(outcome.reply)));
-    Ok((status, Json(Value::Object(body))).into_response())
 }

@@ -1,7 +1,7 @@
 //! The agent's questions and presence as the simulator writes them (see [`super`]): asking a
 //! clarification bundle (live, with a waiter, or detached) or a permission, resolving a
-//! permission, the agent leaving a session (`detach`), and what the agent does after a
-//! successful response ([`continue_after_response`]: the bundle's turn or a successor turn goes
+//! permission (the simulator's, and the write the user's answer makes: [`write_permission`]),
+//! the agent leaving a session (`detach`), and what the agent does after a successful response ([`continue_after_response`]: the bundle's turn or a successor turn goes
 //! on). Built on [`sessions`](super::sessions) and [`turns`](super::turns).
 
 use serde_json::{json, Map, Value};
@@ -85,15 +85,37 @@ pub async fn ask_clarification(
     Ok((pending_id, ids))
 }
 
-/// Asks a permission in the current turn; the session waits for input.
+/// The options every simulated permission offers (`option_id`, `name`, `kind`, as the
+/// reference client's backend relays an agent's).
+fn permission_options() -> Value {
+    json!([
+        { "option_id": "allow_once", "name": "Allow once", "kind": "allow_once" },
+        { "option_id": "allow_always", "name": "Always allow", "kind": "allow_always" },
+        { "option_id": "reject_once", "name": "Reject", "kind": "reject_once" },
+    ])
+}
+
+/// A permission the simulator asked: its message id and the identity the user answers it with
+/// (`metadata.pending_id`, `metadata.request_id`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AskedPermission {
+    pub message_id: String,
+    pub pending_id: String,
+    pub request_id: String,
+}
+
+/// Asks a permission in the current turn (metadata `status: "pending"`, a fresh `pending_id` and
+/// `request_id`, the [`permission_options`]); the session waits for input.
 pub async fn ask_permission(
     app: &App,
     core: &Core,
     session_id: &str,
     text: &str,
-) -> ApiResult<String> {
+) -> ApiResult<AskedPermission> {
     let (session, turn) = require_live_turn(app, session_id).await?;
     let task_id = session.task_id.clone();
+    let pending_id = new_id("perm");
+    let request_id = new_id("req");
     let row = add_message(
         app,
         core,
@@ -104,7 +126,12 @@ pub async fn ask_permission(
             author_type: "agent",
             message_type: "permission_request",
             content: text,
-            metadata: json!({ "status": "pending" }),
+            metadata: json!({
+                "status": "pending",
+                "pending_id": pending_id,
+                "request_id": request_id,
+                "options": permission_options(),
+            }),
         },
     )
     .await?;
@@ -118,7 +145,11 @@ pub async fn ask_permission(
     )
     .await?;
     repair(core, &task_id).await;
-    Ok(row.id().to_owned())
+    Ok(AskedPermission {
+        message_id: row.id().to_owned(),
+        pending_id,
+        request_id,
+    })
 }
 
 /// 400 unless `status` resolves a permission (`approved` or `rejected`).
@@ -152,6 +183,29 @@ pub async fn resolve_permission(
             format!("permission {message_id:?} is already resolved"),
         ));
     }
+    if write_permission(app, core, row, status, true)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::conflict(
+            "already_resolved",
+            format!("permission {message_id:?} changed meanwhile"),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes a permission row's `metadata.status` (`approved`, `rejected`, `expired`), a row as the
+/// caller read it (compare-and-set on its version: `None`, nothing written, when it changed
+/// since), publishes `session.message.updated` with the session's projection and repairs the
+/// task's summary. With `run_again`, a session left waiting with nothing pending runs again.
+pub async fn write_permission(
+    app: &App,
+    core: &Core,
+    row: &MessageRow,
+    status: &str,
+    run_again: bool,
+) -> ApiResult<Option<MessageRow>> {
     let mut metadata = match &row.metadata {
         Value::Object(map) => map.clone(),
         _ => Map::new(),
@@ -163,16 +217,13 @@ pub async fn resolve_permission(
         .cas_message_metadata(row, &Value::Object(metadata), &now)
         .await?
     else {
-        return Err(ApiError::conflict(
-            "already_resolved",
-            format!("permission {message_id:?} changed meanwhile"),
-        ));
+        return Ok(None);
     };
     publish_message(app, core, MessageEventKind::Updated, &updated).await;
     // What the session shows now (no revision: this read labels nothing).
     let snapshot = load_pending_snapshot(&app.storage, &row.session_id).await?;
     let nothing_pending = snapshot.pending_action().0.is_none();
-    if nothing_pending && snapshot.session.state() == SessionState::WaitingForInput {
+    if run_again && nothing_pending && snapshot.session.state() == SessionState::WaitingForInput {
         set_state_from(
             app,
             core,
@@ -184,7 +235,7 @@ pub async fn resolve_permission(
         .await?;
     }
     repair(core, &row.task_id).await;
-    Ok(())
+    Ok(Some(updated))
 }
 
 /// Resolves the session's newest pending permission (`approved` or `rejected`, as

@@ -226,8 +226,10 @@ async fn sim_permission(
         map.insert("turn_id".into(), Value::from(turn));
         map.insert("turn_started".into(), Value::Bool(started));
     }
-    let id = ask_permission(&app, &core, &session_id, text).await?;
-    map.insert("message_id".into(), Value::from(id));
+    let asked = ask_permission(&app, &core, &session_id, text).await?;
+    map.insert("message_id".into(), Value::from(asked.message_id));
+    map.insert("pending_id".into(), Value::from(asked.pending_id));
+    map.insert("request_id".into(), Value::from(asked.request_id));
     Ok(done(map))
 }
 
