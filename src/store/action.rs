@@ -73,6 +73,7 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// The session's live bundle as discovery finds it (settled bundles hidden); `Err` while
     /// unknown.
+    #[inline(never)]
     fn live_bundle(&self, session_id: &str) -> Result<Option<&str>, ()> {
         match self.pending_clarification(session_id) {
             (Some(bundle), _) => Ok(bundle.and_then(|b| b.pending_id)),
@@ -82,6 +83,7 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// The user answers or skips bundle `pending_id` of a session (SPEC §13). A new attempt, or
     /// the one already in flight for the bundle (`fresh: false`: send nothing).
+    #[inline(never)]
     pub fn respond_start(
         &mut self,
         session_id: &str,
@@ -128,6 +130,7 @@ impl<P: Clone> ProjectionStore<P> {
     /// The reply to attempt `attempt` (SPEC §13): its outcome, and whether it settled the
     /// bundle. `position` is the session's projection revision after handling, when the reply
     /// carried it (apply that projection itself as a session event first).
+    #[inline(never)]
     pub fn respond_reply(
         &mut self,
         attempt: u64,

@@ -13,6 +13,7 @@ use super::decode::{invalid_type, object, optional_object, revision};
 use super::{Path, Wire};
 
 /// A respond reply: how the request ended, and the server's position when the body gave it.
+#[inline(never)]
 pub fn reply<W: Wire>(
     value: &W,
     path: &Path<'_>,
