@@ -442,8 +442,16 @@ pub fn snapshot<W: Wire + Clone, P>(
     let session_list = value.get("sessions");
     let sessions: Vec<SessionSnapshot> = each(&session_list, &sessions_path, &session)?;
     // Each id once: a second entry would silently replace the first.
-    distinct(tasks.iter().map(|t| t.id.as_str()), &tasks_path)?;
-    distinct(sessions.iter().map(|s| s.id.as_str()), &sessions_path)?;
+    distinct(
+        tasks.len(),
+        &|i| tasks.get(i).map(|t| t.id.as_str()),
+        &tasks_path,
+    )?;
+    distinct(
+        sessions.len(),
+        &|i| sessions.get(i).map(|s| s.id.as_str()),
+        &sessions_path,
+    )?;
 
     let removed_path = path.key("removed");
     let removed = value.get("removed");
@@ -467,10 +475,17 @@ pub fn snapshot<W: Wire + Clone, P>(
     })
 }
 
-fn distinct<'a>(ids: impl Iterator<Item = &'a str>, path: &Path<'_>) -> Result<(), WireError> {
-    let mut seen = crate::hash::HashSet::default();
-    for (i, id) in ids.enumerate() {
-        if !seen.insert(id) {
+/// Each id once: `id_at(i)` is the id of entry `i` of `len`.
+#[inline(never)]
+fn distinct<'a>(
+    len: usize,
+    id_at: &dyn Fn(usize) -> Option<&'a str>,
+    path: &Path<'_>,
+) -> Result<(), WireError> {
+    let mut seen = crate::hash::IdIndex::with_capacity(len);
+    for i in 0..len {
+        let Some(id) = id_at(i) else { break };
+        if seen.get_or_insert(id, i, id_at).is_some() {
             let at = path.index(i);
             return Err(invalid(&at, "a second entry with the same id"));
         }
