@@ -13,6 +13,9 @@ use crate::rules::turn::CurrentTurn;
 
 use super::{Path, Wire};
 
+// Cold and not inlined, as `invalid_revision`: one copy of building the error.
+#[cold]
+#[inline(never)]
 pub(super) fn invalid_type<W: Wire>(
     value: &W,
     path: &Path<'_>,
@@ -25,6 +28,8 @@ pub(super) fn invalid_type<W: Wire>(
     }
 }
 
+#[cold]
+#[inline(never)]
 fn invalid_revision(path: &Path<'_>, problem: &'static str) -> WireError {
     WireError::InvalidRevision {
         field: path.text(),

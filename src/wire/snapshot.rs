@@ -21,7 +21,10 @@ use super::{Kind, Path, Wire};
 /// the boundary's own bound on an array (`js/read.js` `MAX_ELEMENTS`).
 pub const MAX_ELEMENTS: usize = 1 << 24;
 
-fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
+// Cold and not inlined: one copy of building an error, not one per place that refuses.
+#[cold]
+#[inline(never)]
+fn invalid(path: &Path<'_>, problem: &str) -> WireError {
     WireError::InvalidValue {
         field: path.text(),
         problem: problem.into(),
@@ -34,7 +37,7 @@ fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
     if len > MAX_ELEMENTS {
         return Err(invalid(
             path,
-            [
+            &[
                 "more than ",
                 &crate::text::decimal(MAX_ELEMENTS as u64),
                 " elements",
