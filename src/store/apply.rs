@@ -13,7 +13,7 @@ use super::session::Field;
 use super::{
     MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, SessionId, TurnEvent,
 };
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 
 use crate::rules::model::{Message, Session, SessionRecord, Turn};
 use crate::rules::order::{
@@ -33,7 +33,7 @@ impl<P: Clone> ProjectionStore<P> {
             .iter()
             .position(|s| s.task_id().is_some_and(|t| t != task_id))
         {
-            Some(index) => Err(WireError::InvalidValue {
+            Some(index) => Err(WireError::from(WireErrorKind::InvalidValue {
                 field: [root, "[", &crate::text::decimal(index as u64), "].task_id"].concat(),
                 problem: [
                     "the session belongs to another task than \"",
@@ -41,7 +41,7 @@ impl<P: Clone> ProjectionStore<P> {
                     "\"",
                 ]
                 .concat(),
-            }),
+            })),
             None => Ok(()),
         }
     }

@@ -3,7 +3,7 @@
 //! one is a typed error naming its field, and nothing is applied. An unknown `format` or
 //! `version` is refused first (`unsupported_version`).
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
 use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
@@ -25,10 +25,10 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 #[cold]
 #[inline(never)]
 fn invalid(path: &Path<'_>, problem: &str) -> WireError {
-    WireError::InvalidValue {
+    WireError::from(WireErrorKind::InvalidValue {
         field: path.text(),
         problem: problem.into(),
-    }
+    })
 }
 
 /// An array's length, bounded.
@@ -393,14 +393,14 @@ pub fn snapshot<W: Wire + Clone, P>(
     object(value, path)?;
     let format_path = path.key("format");
     if value.get("format").string().as_ref().map(AsRef::as_ref) != Some(FORMAT) {
-        return Err(WireError::UnsupportedVersion {
+        return Err(WireError::from(WireErrorKind::UnsupportedVersion {
             field: format_path.text(),
             problem: ["not a snapshot (format \"", FORMAT, "\" expected)"].concat(),
-        });
+        }));
     }
     let version_path = path.key("version");
     if value.get("version").unsigned() != Some(VERSION) {
-        return Err(WireError::UnsupportedVersion {
+        return Err(WireError::from(WireErrorKind::UnsupportedVersion {
             field: version_path.text(),
             problem: [
                 "this build reads snapshot version ",
@@ -408,7 +408,7 @@ pub fn snapshot<W: Wire + Clone, P>(
                 " only",
             ]
             .concat(),
-        });
+        }));
     }
     let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);
     let stream = optional_text(&value.get("stream"), &path.key("stream"))?;
