@@ -80,7 +80,8 @@ pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
 pub type HashSet<K> = hashbrown::HashSet<K, FxBuildHasher>;
 
 /// The distinct ids of a list, each with a position the caller chose (its first row, its
-/// number): what the rules that group ids use (the turn-list and session-list merges). Open
+/// number): what the rules that group ids use (the turn-list and session-list merges), and
+/// snapshots (an id listed twice, a message's turn by its index, task ids shared). Open
 /// addressing sized once for every id it can be given (so it never grows or fills), holding a
 /// tag of the hash and the position; the caller reads the id at a position. Smaller in the wasm
 /// than one more `HashMap` instantiation, and a third of its memory.
@@ -105,30 +106,46 @@ impl IdIndex {
 
     /// The position held for `id` (`id_at` reads the id at a held position); or, the first time,
     /// holds `position` for it and answers `None`.
-    #[inline(never)]
     pub fn get_or_insert<'k>(
         &mut self,
         id: &str,
         position: usize,
         id_at: &dyn Fn(usize) -> Option<&'k str>,
     ) -> Option<usize> {
+        let (tag, at) = self.find(id, id_at);
+        let slot = self.slots.get_mut(at?)?;
+        if slot.1 == VACANT {
+            *slot = (tag, position);
+            return None;
+        }
+        Some(slot.1)
+    }
+
+    /// The position held for `id`, if any (a lookup only: nothing is held for it).
+    pub fn get<'k>(&self, id: &str, id_at: &dyn Fn(usize) -> Option<&'k str>) -> Option<usize> {
+        let (_, at) = self.find(id, id_at);
+        Some(self.slots.get(at?)?.1).filter(|p| *p != VACANT)
+    }
+
+    /// The tag of `id`'s hash and the slot that holds `id`, or else the vacant slot it goes in
+    /// (`None` only if every slot is taken, which the sizing rules out).
+    #[inline(never)]
+    fn find<'k>(&self, id: &str, id_at: &dyn Fn(usize) -> Option<&'k str>) -> (u32, Option<usize>) {
         let hash = FxBuildHasher::default().hash_one(id);
         #[allow(clippy::cast_possible_truncation)]
         let (tag, start) = ((hash >> 32) as u32, hash as usize);
         let mask = self.slots.len().saturating_sub(1);
         let mut at = start & mask;
         for _ in 0..self.slots.len() {
-            let slot = self.slots.get_mut(at)?;
-            if slot.1 == VACANT {
-                *slot = (tag, position);
-                return None;
-            }
-            if slot.0 == tag && id_at(slot.1) == Some(id) {
-                return Some(slot.1);
+            let Some(slot) = self.slots.get(at) else {
+                break;
+            };
+            if slot.1 == VACANT || (slot.0 == tag && id_at(slot.1) == Some(id)) {
+                return (tag, Some(at));
             }
             at = at.wrapping_add(1) & mask;
         }
-        None
+        (tag, None)
     }
 }
 
@@ -167,6 +184,9 @@ mod tests {
             }
         }
         assert_eq!(first, (0..1234).collect::<Vec<_>>());
+        let id_at = |n: usize| first.get(n).map(|&k| ids[k].as_str());
+        assert_eq!(index.get("id-7", &id_at), Some(7));
+        assert_eq!(index.get("id-1234", &id_at), None);
         let mut empty = IdIndex::with_capacity(0);
         assert_eq!(empty.get_or_insert("x", 7, &|_| None), None);
         assert_eq!(

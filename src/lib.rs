@@ -44,4 +44,4 @@ pub mod wire;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 
-pub use error::{ErrorCode, WireError};
+pub use error::{ErrorCode, WireError, WireErrorKind};

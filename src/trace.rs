@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::hash::HashMap;
 use crate::json::Json;
 use crate::rules::turn::CurrentTurn;
@@ -58,19 +58,21 @@ pub fn options<W: Wire>(options: &W) -> Result<usize, WireError> {
     }
     let field = path.key("maxBytes");
     if value.kind() != Kind::Number {
-        return Err(WireError::InvalidType {
+        return Err(WireError::from(WireErrorKind::InvalidType {
             field: field.to_string(),
             expected: "an integer number of bytes",
             got: value.kind().name(),
-        });
+        }));
     }
     value
         .unsigned()
         .filter(|n| (MIN_BYTES..=MAX_BYTES).contains(n))
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| WireError::InvalidValue {
-            field: field.to_string(),
-            problem: format!("expected an integer from {MIN_BYTES} to {MAX_BYTES}"),
+        .ok_or_else(|| {
+            WireError::from(WireErrorKind::InvalidValue {
+                field: field.to_string(),
+                problem: format!("expected an integer from {MIN_BYTES} to {MAX_BYTES}"),
+            })
         })
 }
 

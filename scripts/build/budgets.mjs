@@ -4,26 +4,26 @@
 // target/pkg-sizes.json; the build fails when an artifact is over its raw or gzip budget, or has
 // none (brotli is for information). A --dev build does not check the unoptimized wasm and the
 // entries that embed it.
-// Each budget sits about 0.5 % above the size measured when it was last set (2026-12-04), rounded
-// up to 100 B. Raise one deliberately, in the change that grows the artifact, with the new
-// measured sizes in docs/package.md ("Package": every artifact, measured and budget); the
-// measurements behind the build's size flags are in docs/benchmarks.md ("Build size"); earlier
-// budgets are in git history.
+// Each budget sits about 0.5 % above the size measured when it was last set (the wasm artifacts
+// and the entries that embed them 2026-12-06, the others 2026-12-04), rounded up to 100 B. Raise
+// one deliberately, in the change that grows the artifact, with the new measured sizes in
+// docs/package.md ("Package": every artifact, measured and budget); the measurements behind the
+// build's size flags are in docs/benchmarks.md ("Build size"); earlier budgets are in git history.
 export const BUDGETS = {
-  'default wasm': { raw: 236_800, gzip: 89_000 },
+  'default wasm': { raw: 216_300, gzip: 82_900 },
   'default glue (task_projection.js)': { raw: 27_700, gzip: 6_200 },
-  'node entry (node.js, wasm embedded)': { raw: 316_900, gzip: 122_900 },
-  'MVP wasm': { raw: 235_600, gzip: 89_500 },
-  'fallback (wasm2js, minified)': { raw: 520_500, gzip: 144_000 },
+  'node entry (node.js, wasm embedded)': { raw: 289_600, gzip: 113_700 },
+  'MVP wasm': { raw: 215_200, gzip: 83_300 },
+  'fallback (wasm2js, minified)': { raw: 441_600, gzip: 128_300 },
   'fallback glue': { raw: 37_900, gzip: 6_400 },
-  'development wasm': { raw: 264_300, gzip: 99_700 },
+  'development wasm': { raw: 243_900, gzip: 93_700 },
   'development glue': { raw: 30_000, gzip: 6_400 },
-  'development node entry': { raw: 353_600, gzip: 137_300 },
-  'rules wasm': { raw: 69_300, gzip: 27_500 },
+  'development node entry': { raw: 326_500, gzip: 128_000 },
+  'rules wasm': { raw: 61_900, gzip: 24_800 },
   'rules glue': { raw: 14_700, gzip: 3_300 },
-  'rules node entry': { raw: 93_600, gzip: 38_000 },
-  'rules MVP wasm': { raw: 70_600, gzip: 28_200 },
-  'rules fallback': { raw: 159_300, gzip: 42_600 },
+  'rules node entry': { raw: 83_700, gzip: 34_400 },
+  'rules MVP wasm': { raw: 63_200, gzip: 25_500 },
+  'rules fallback': { raw: 125_500, gzip: 37_100 },
   'rules fallback glue': { raw: 20_400, gzip: 3_500 },
   // The devtools panel's JS as an app bundles it (esbuild, minified; set 2026-12-05, raised the
   // same day for its styles through the CSSOM under a strict CSP and the `record` option).

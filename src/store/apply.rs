@@ -13,7 +13,7 @@ use super::session::Field;
 use super::{
     MessageEvent, MessageEventKind, MessageParts, ProjectionStore, Reason, SessionId, TurnEvent,
 };
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 
 use crate::rules::action::{lifts, retires};
 use crate::rules::model::{Message, Session, SessionRecord, Turn};
@@ -34,7 +34,7 @@ impl<P: Clone> ProjectionStore<P> {
             .iter()
             .position(|s| s.task_id().is_some_and(|t| t != task_id))
         {
-            Some(index) => Err(WireError::InvalidValue {
+            Some(index) => Err(WireError::from(WireErrorKind::InvalidValue {
                 field: [root, "[", &crate::text::decimal(index as u64), "].task_id"].concat(),
                 problem: [
                     "the session belongs to another task than \"",
@@ -42,7 +42,7 @@ impl<P: Clone> ProjectionStore<P> {
                     "\"",
                 ]
                 .concat(),
-            }),
+            })),
             None => Ok(()),
         }
     }

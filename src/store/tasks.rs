@@ -5,7 +5,7 @@
 use super::hash::HashMap;
 use super::rejections::{Input, Noted};
 use super::{ProjectionStore, Reason, SessionId, TaskInput, MAX_FETCHES};
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{self, PendingAction, StatusSummary};
 use crate::rules::order::applies_after_removal;
 use crate::rules::summary::{
@@ -234,10 +234,10 @@ impl<P: Clone> ProjectionStore<P> {
         tasks: Vec<TaskInput<P>>,
     ) -> Result<Reason, WireError> {
         let Some(at) = self.fetches.iter().position(|(t, _)| *t == token) else {
-            return Err(WireError::InvalidValue {
+            return Err(WireError::from(WireErrorKind::InvalidValue {
                 field: "token".into(),
                 problem: "unknown or already used fetch token".into(),
-            });
+            }));
         };
         let Some((_, captured)) = self.fetches.remove(at) else {
             return Ok(Reason::UnknownFetchToken);

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use js_sys::{Object, Reflect};
 use wasm_bindgen::JsValue;
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::store::Navigation;
 use crate::wire::tape::{Tape, LARGE_BYTES, LARGE_WORDS, SPILL};
 
@@ -56,10 +56,10 @@ pub fn tape_reserve(which: u32, words: f64, bytes: f64) -> Result<u32, JsValue> 
             _ => return Err(misuse("which")),
         };
         let too_large = || {
-            js_error(WireError::InvalidValue {
+            js_error(WireError::from(WireErrorKind::InvalidValue {
                 field: "arguments".into(),
                 problem: "too large for the memory left".into(),
-            })
+            }))
         };
         grow(&mut tape.words, words).map_err(|_| too_large())?;
         grow(&mut tape.bytes, bytes).map_err(|_| too_large())?;
@@ -144,10 +144,10 @@ pub fn load_tape(tape: &crate::wire::tape::Writer) {
 
 /// A boundary argument only the package's own JS could get wrong.
 pub fn misuse(field: &str) -> JsValue {
-    js_error(WireError::InvalidValue {
+    js_error(WireError::from(WireErrorKind::InvalidValue {
         field: field.into(),
         problem: "not a value the package's JS passes".into(),
-    })
+    }))
 }
 
 /// A typed error as a JS `Error` with `name` `TaskProjectionError`, a stable `code` and the

@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::lifecycle::{
     normalize_end_policy, normalize_start_policy, EndPolicy, StartPolicy,
 };
@@ -134,9 +134,11 @@ pub fn effective_task_pending_action<W: Wire>(
 pub fn compare_revisions_of<W: Wire>(a: &W, b: &W) -> Result<Ordering, WireError> {
     let (a_path, b_path) = (Path::Root("a"), Path::Root("b"));
     let required = |value: &W, path: &Path<'_>| {
-        decode::revision(value, path)?.ok_or_else(|| WireError::InvalidRevision {
-            field: path.text(),
-            problem: "expected a revision object {epoch, sequence}",
+        decode::revision(value, path)?.ok_or_else(|| {
+            WireError::from(WireErrorKind::InvalidRevision {
+                field: path.text(),
+                problem: "expected a revision object {epoch, sequence}",
+            })
         })
     };
     let a = required(a, &a_path)?;
@@ -146,10 +148,10 @@ pub fn compare_revisions_of<W: Wire>(a: &W, b: &W) -> Result<Ordering, WireError
             Side::Held => (a_path, &a.epoch),
             Side::Incoming => (b_path, &b.epoch),
         };
-        WireError::MalformedEpoch {
+        WireError::from(WireErrorKind::MalformedEpoch {
             field: path.key("epoch").text(),
             epoch: crate::error::quoted(epoch).into_owned(),
-        }
+        })
     })
 }
 

@@ -1,7 +1,7 @@
 //! Decoders from wire values to rule types. Strict about types (a wrong type is an error naming
 //! the field), lenient about absence where SPEC gives absence a meaning.
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::clarification::Scope;
 use crate::rules::model::{
     Message, MessageKind, PendingAction, RequestStatus, Revision, Session, SessionState,
@@ -13,23 +13,28 @@ use crate::rules::turn::CurrentTurn;
 
 use super::{Path, Wire};
 
+// Cold and not inlined, as `invalid_revision`: one copy of building the error.
+#[cold]
+#[inline(never)]
 pub(super) fn invalid_type<W: Wire>(
     value: &W,
     path: &Path<'_>,
     expected: &'static str,
 ) -> WireError {
-    WireError::InvalidType {
+    WireError::from(WireErrorKind::InvalidType {
         field: path.text(),
         expected,
         got: value.kind().name(),
-    }
+    })
 }
 
+#[cold]
+#[inline(never)]
 fn invalid_revision(path: &Path<'_>, problem: &'static str) -> WireError {
-    WireError::InvalidRevision {
+    WireError::from(WireErrorKind::InvalidRevision {
         field: path.text(),
         problem,
-    }
+    })
 }
 
 /// The length of a required array.
@@ -149,7 +154,7 @@ pub fn pending_action<W: Wire>(
         let text = text.as_ref();
         return match PendingAction::parse(text) {
             Some(action) => Ok(Some(Some(action))),
-            None => Err(WireError::InvalidValue {
+            None => Err(WireError::from(WireErrorKind::InvalidValue {
                 field: path.text(),
                 problem: [
                     "expected \"clarification\", \"permission\" or null, got \"",
@@ -157,7 +162,7 @@ pub fn pending_action<W: Wire>(
                     "\"",
                 ]
                 .concat(),
-            }),
+            })),
         };
     }
     if value.is_undefined() {
@@ -185,10 +190,10 @@ fn optional_unsigned<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>,
         return Ok(Some(n));
     }
     if value.number().is_some() {
-        return Err(WireError::InvalidValue {
+        return Err(WireError::from(WireErrorKind::InvalidValue {
             field: path.text(),
             problem: String::from(UNSIGNED_PROBLEM),
-        });
+        }));
     }
     if value.is_absent() {
         Ok(None)

@@ -1,7 +1,7 @@
 //! Decoders for the store's inputs: WebSocket payloads and REST snapshots (SPEC §1). Payload
 //! objects the store hands back untouched (status summaries) are returned as the wire value.
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{Session, StatusSummary};
 use crate::rules::revision::PendingProjection;
 use crate::store::{MessageEvent, MessageEventKind, TaskInput, TurnEvent};
@@ -15,14 +15,16 @@ pub fn message_event_kind<W: Wire>(
     path: &Path<'_>,
 ) -> Result<MessageEventKind, WireError> {
     let text = decode::string(value, path)?;
-    MessageEventKind::parse(&text).ok_or_else(|| WireError::InvalidValue {
-        field: path.text(),
-        problem: [
-            "expected \"added\", \"updated\" or \"deleted\", got \"",
-            &crate::error::quoted(&text),
-            "\"",
-        ]
-        .concat(),
+    MessageEventKind::parse(&text).ok_or_else(|| {
+        WireError::from(WireErrorKind::InvalidValue {
+            field: path.text(),
+            problem: [
+                "expected \"added\", \"updated\" or \"deleted\", got \"",
+                &crate::error::quoted(&text),
+                "\"",
+            ]
+            .concat(),
+        })
     })
 }
 
@@ -174,11 +176,11 @@ pub fn offset<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<u64>, WireEr
     }
     match value.unsigned() {
         Some(n) if n <= MAX_OFFSET && value.kind() == Kind::Number => Ok(Some(n)),
-        _ => Err(WireError::InvalidType {
+        _ => Err(WireError::from(WireErrorKind::InvalidType {
             field: path.text(),
             expected: "a non-negative integer up to 2^53 - 1",
             got: value.kind().name(),
-        }),
+        })),
     }
 }
 
@@ -203,8 +205,8 @@ mod tests {
 
     fn refused(payload: &Value) -> (ErrorCode, String) {
         let error = decoded(payload).expect_err("refused");
-        let field = match &error {
-            WireError::InvalidType { field, .. } => field.clone(),
+        let field = match error.kind() {
+            WireErrorKind::InvalidType { field, .. } => field.clone(),
             other => panic!("{other:?}"),
         };
         (error.code(), field)

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 
 /// A held summary nests at most this many levels of objects and arrays (the summary itself is
 /// the first).
@@ -48,10 +48,10 @@ struct Budget {
 
 impl Budget {
     fn refuse(&self, problem: &str) -> WireError {
-        WireError::InvalidValue {
+        WireError::from(WireErrorKind::InvalidValue {
             field: self.field.clone(),
             problem: String::from(problem),
-        }
+        })
     }
 
     fn text(&mut self, text: &str) -> Result<(), WireError> {
@@ -122,9 +122,9 @@ mod tests {
     }
 
     fn problem(value: &Value) -> Option<(String, String)> {
-        match check(value, String::from("payload.status_summary")) {
+        match check(value, String::from("payload.status_summary")).map_err(|e| e.kind().clone()) {
             Ok(()) => None,
-            Err(WireError::InvalidValue { field, problem }) => Some((field, problem)),
+            Err(WireErrorKind::InvalidValue { field, problem }) => Some((field, problem)),
             Err(other) => panic!("unexpected {other:?}"),
         }
     }

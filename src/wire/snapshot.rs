@@ -3,7 +3,7 @@
 //! one is a typed error naming its field, and nothing is applied. An unknown `format` or
 //! `version` is refused first (`unsupported_version`).
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
 use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
@@ -21,11 +21,14 @@ use super::{Kind, Path, Wire};
 /// the boundary's own bound on an array (`js/read.js` `MAX_ELEMENTS`).
 pub const MAX_ELEMENTS: usize = 1 << 24;
 
-fn invalid(path: &Path<'_>, problem: impl Into<String>) -> WireError {
-    WireError::InvalidValue {
+// Cold and not inlined: one copy of building an error, not one per place that refuses.
+#[cold]
+#[inline(never)]
+fn invalid(path: &Path<'_>, problem: &str) -> WireError {
+    WireError::from(WireErrorKind::InvalidValue {
         field: path.text(),
         problem: problem.into(),
-    }
+    })
 }
 
 /// An array's length, bounded.
@@ -34,7 +37,7 @@ fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
     if len > MAX_ELEMENTS {
         return Err(invalid(
             path,
-            [
+            &[
                 "more than ",
                 &crate::text::decimal(MAX_ELEMENTS as u64),
                 " elements",
@@ -415,14 +418,14 @@ pub fn snapshot<W: Wire + Clone, P>(
     object(value, path)?;
     let format_path = path.key("format");
     if value.get("format").string().as_ref().map(AsRef::as_ref) != Some(FORMAT) {
-        return Err(WireError::UnsupportedVersion {
+        return Err(WireError::from(WireErrorKind::UnsupportedVersion {
             field: format_path.text(),
             problem: ["not a snapshot (format \"", FORMAT, "\" expected)"].concat(),
-        });
+        }));
     }
     let version_path = path.key("version");
     if value.get("version").unsigned() != Some(VERSION) {
-        return Err(WireError::UnsupportedVersion {
+        return Err(WireError::from(WireErrorKind::UnsupportedVersion {
             field: version_path.text(),
             problem: [
                 "this build reads snapshot version ",
@@ -430,7 +433,7 @@ pub fn snapshot<W: Wire + Clone, P>(
                 " only",
             ]
             .concat(),
-        });
+        }));
     }
     let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);
     let stream = optional_text(&value.get("stream"), &path.key("stream"))?;
@@ -467,8 +470,16 @@ pub fn snapshot<W: Wire + Clone, P>(
     let session_list = value.get("sessions");
     let sessions: Vec<SessionSnapshot> = each(&session_list, &sessions_path, &session)?;
     // Each id once: a second entry would silently replace the first.
-    distinct(tasks.iter().map(|t| t.id.as_str()), &tasks_path)?;
-    distinct(sessions.iter().map(|s| s.id.as_str()), &sessions_path)?;
+    distinct(
+        tasks.len(),
+        &|i| tasks.get(i).map(|t| t.id.as_str()),
+        &tasks_path,
+    )?;
+    distinct(
+        sessions.len(),
+        &|i| sessions.get(i).map(|s| s.id.as_str()),
+        &sessions_path,
+    )?;
 
     let removed_path = path.key("removed");
     let removed = value.get("removed");
@@ -492,10 +503,17 @@ pub fn snapshot<W: Wire + Clone, P>(
     })
 }
 
-fn distinct<'a>(ids: impl Iterator<Item = &'a str>, path: &Path<'_>) -> Result<(), WireError> {
-    let mut seen = crate::hash::HashSet::default();
-    for (i, id) in ids.enumerate() {
-        if !seen.insert(id) {
+/// Each id once: `id_at(i)` is the id of entry `i` of `len`.
+#[inline(never)]
+fn distinct<'a>(
+    len: usize,
+    id_at: &dyn Fn(usize) -> Option<&'a str>,
+    path: &Path<'_>,
+) -> Result<(), WireError> {
+    let mut seen = crate::hash::IdIndex::with_capacity(len);
+    for i in 0..len {
+        let Some(id) = id_at(i) else { break };
+        if seen.get_or_insert(id, i, id_at).is_some() {
             let at = path.index(i);
             return Err(invalid(&at, "a second entry with the same id"));
         }

@@ -5,7 +5,7 @@
 //! the convergence properties, the tape tests, the `store` fuzz target). Argument names are the
 //! roots of error paths.
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::store::{Navigation, ProjectionStore, Reason, SelectionLoad, SelectionTicket};
 
 use super::{decode, events, Path, Wire};
@@ -175,11 +175,11 @@ pub fn apply_stream_position<W: Wire, P: Clone>(
     let stream = decode::text(&position.get("stream"), &path.key("stream"))?;
     let offset_path = path.key("offset");
     let offset = events::offset(&position.get("offset"), &offset_path)?.ok_or_else(|| {
-        WireError::InvalidType {
+        WireError::from(WireErrorKind::InvalidType {
             field: offset_path.text(),
             expected: "a non-negative integer up to 2^53 - 1",
             got: position.get("offset").kind().name(),
-        }
+        })
     })?;
     store.apply_stream_position(stream.as_ref(), offset);
     Ok(Reason::Applied)
@@ -249,12 +249,13 @@ pub fn apply_task_snapshot<W: Wire + Clone, P: Clone>(
     tasks: &W,
     payload_of: impl Fn(W) -> P,
 ) -> Result<Reason, WireError> {
-    let token =
-        decode::unsigned(token, &Path::Root("token"))?.ok_or_else(|| WireError::InvalidType {
+    let token = decode::unsigned(token, &Path::Root("token"))?.ok_or_else(|| {
+        WireError::from(WireErrorKind::InvalidType {
             field: "token".into(),
             expected: "a fetch token from beginTaskFetch()",
             got: token.kind().name(),
-        })?;
+        })
+    })?;
     let tasks = events::task_inputs(tasks, &Path::Root("tasks"))?;
     let tasks = tasks
         .into_iter()

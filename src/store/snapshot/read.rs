@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::SnapshotInput;
+use crate::hash::IdIndex;
 use crate::store::rejections::Input;
 use crate::store::session::SessionEntry;
 use crate::store::tasks::{HeldSummary, TaskEntry};
@@ -24,12 +25,19 @@ impl<P: Clone> ProjectionStore<P> {
         for id in snapshot.removed_sessions {
             store.removed_sessions.insert(&id, None);
         }
-        let mut shared: crate::hash::HashMap<String, Arc<str>> = crate::hash::HashMap::default();
+        // Each task id once, shared by its sessions.
+        let mut shared: Vec<Arc<str>> = Vec::new();
+        let mut index = IdIndex::with_capacity(snapshot.sessions.len());
         let mut task_id = |id: &str| -> Arc<str> {
-            shared
-                .entry(id.to_owned())
-                .or_insert_with(|| Arc::from(id))
-                .clone()
+            let at = index.get_or_insert(id, shared.len(), &|i| shared.get(i).map(|t| &**t));
+            match at.and_then(|i| shared.get(i)) {
+                Some(held) => held.clone(),
+                None => {
+                    let id: Arc<str> = Arc::from(id);
+                    shared.push(id.clone());
+                    id
+                }
+            }
         };
         for s in snapshot.sessions {
             let mut entry = SessionEntry {

@@ -6,6 +6,7 @@ use super::{
     kind_code, state_str, status_code, Scope, DISPATCH_ATTEMPTED, DISPATCH_PENDING, FORMAT,
     LIFECYCLE_ONLY, VERSION,
 };
+use crate::hash::IdIndex;
 use crate::json::Json;
 use crate::rules::clarification;
 use crate::rules::model::{MessageRecord, Revision, Turn};
@@ -279,21 +280,21 @@ impl<P: Clone> ProjectionStore<P> {
         j.turns(&entry.early_turns);
         j.close(']');
         // A message's turn by its index in `turns` when listed there (most are): the id once.
-        let turn_index: crate::hash::HashMap<&str, usize> = entry
-            .turns
-            .iter()
-            .flatten()
-            .enumerate()
-            .map(|(i, t)| (t.id.as_str(), i))
-            .collect();
+        // Indexed from the last turn back: an id listed twice gets its last index.
+        let turns = entry.turns.as_deref().unwrap_or_default();
+        let turn_at = |i: usize| turns.get(i).map(|t| t.id.as_str());
+        let mut turn_index = IdIndex::with_capacity(turns.len());
+        for (i, t) in turns.iter().enumerate().rev() {
+            turn_index.get_or_insert(&t.id, i, &turn_at);
+        }
         j.open("messages", '[');
         for row in entry.messages.rows() {
             j.sep();
             j.0.push('[');
             j.item(Some(row.id_str()));
             match row.turn_id_str() {
-                Some(turn) => match turn_index.get(turn) {
-                    Some(&i) => {
+                Some(turn) => match turn_index.get(turn, &turn_at) {
+                    Some(i) => {
                         j.sep();
                         push_uint(&mut j.0, i as u64);
                     }

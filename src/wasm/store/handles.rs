@@ -41,10 +41,12 @@ impl JsProjectionStore {
         let mut scratch = self.scratch.borrow_mut();
         if let Some(more) = capacity.checked_sub(scratch.len()).filter(|&n| n > 0) {
             scratch.try_reserve_exact(more).map_err(|_| {
-                js_error(crate::WireError::InvalidValue {
-                    field: "text".into(),
-                    problem: "too long for the memory left".into(),
-                })
+                js_error(crate::WireError::from(
+                    crate::error::WireErrorKind::InvalidValue {
+                        field: "text".into(),
+                        problem: "too long for the memory left".into(),
+                    },
+                ))
             })?;
             scratch.resize(capacity, 0);
         }
