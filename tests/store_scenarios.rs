@@ -7,6 +7,7 @@ mod store_common;
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
+use task_projection::error::WireErrorKind;
 use task_projection::rules::turn::CurrentTurn;
 use task_projection::store::{Navigation, ProjectionStore, Reason};
 use task_projection::wire::shape::{Node, Shape, SNAPSHOT};
@@ -72,10 +73,10 @@ fn run(
         Err(CallError::UnknownCall(call)) => panic!("unknown call {call}"),
         // A respond that may not start: the JS method throws this code (field `pendingId`).
         Err(CallError::Refused(refusal)) => {
-            return Err(WireError::InvalidValue {
+            return Err(WireError::from(WireErrorKind::InvalidValue {
                 field: "pendingId".into(),
                 problem: refusal.as_str().into(),
-            })
+            }))
         }
     };
     let reason = outcome.reason();
@@ -290,6 +291,47 @@ fn every_store_scenario_hydrates_equal_at_every_step() {
         file.cases.len()
     );
     assert!(checked > 500, "{checked}");
+    // A session with a settled bundle (SPEC §13: the fixtures hold no respond): its snapshot
+    // conforms to the description too, and writes `settled`.
+    let mut store = Store::new();
+    let call = |store: &mut Store, name: &str, args: Value| {
+        let args: Vec<Value> = args.as_array().cloned().unwrap_or_default();
+        api::dispatch(
+            store,
+            name,
+            |i| Json(args.get(i)),
+            self::payload,
+            String::new,
+        )
+        .map(|_| ())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    };
+    let at = |s: u32| format!("2026-12-06T12:00:{s:02}.000000000Z");
+    call(
+        &mut store,
+        "applySessionList",
+        json!(["t", [{"id": "s", "task_id": "t", "state": "RUNNING", "pending_action": "clarification", "pending_action_revision": {"epoch": "1", "sequence": 1}}]]),
+    );
+    call(
+        &mut store,
+        "applyTurnList",
+        json!(["s", [{"id": "u", "session_id": "s", "started_at": at(1), "created_at": at(1)}]]),
+    );
+    call(
+        &mut store,
+        "applyMessagePage",
+        json!(["s", [{"id": "m", "session_id": "s", "turn_id": "u", "type": "clarification_request", "metadata": {"pending_id": "p"}, "created_at": at(2)}]]),
+    );
+    call(&mut store, "respondStart", json!(["s", "p"]));
+    call(
+        &mut store,
+        "respondReply",
+        json!([1, {"status": 200, "body": {"claimed": true, "session": {"pending_action_revision": {"epoch": "1", "sequence": 2}}}}]),
+    );
+    let text = api::dehydrate(&store, &Json::ABSENT, payload).unwrap();
+    let parsed: Value = serde_json::from_str(&text).unwrap();
+    conforms(&parsed, &SNAPSHOT, "snapshot", &mut written).unwrap();
+    assert!(text.contains(r#""settled":[["p","1",2]]"#), "{text}");
     let mut described = std::collections::BTreeSet::new();
     keys_of(&SNAPSHOT, "snapshot", &mut described);
     let never: Vec<&String> = described.difference(&written).collect();

@@ -5,7 +5,7 @@
 //! The body's fields the rules read are typed: a `claimed` that is not a boolean is a typed error,
 //! not a guess. Its `session.pending_action_revision` is the settlement's position.
 
-use crate::error::WireError;
+use crate::error::{WireError, WireErrorKind};
 use crate::rules::action::{ReplyBody, ServerOutcome, Transport};
 use crate::rules::model::Revision;
 
@@ -25,10 +25,10 @@ pub fn reply<W: Wire>(
         return match error.string().as_ref().map(AsRef::as_ref) {
             Some("network") => Ok((Transport::Network, None)),
             Some("timeout") => Ok((Transport::Timeout, None)),
-            _ => Err(WireError::InvalidValue {
+            _ => Err(WireError::from(WireErrorKind::InvalidValue {
                 field: error_path.text(),
                 problem: "expected \"network\" or \"timeout\"".into(),
-            }),
+            })),
         };
     }
     let status_path = path.key("status");
@@ -36,9 +36,11 @@ pub fn reply<W: Wire>(
         .get("status")
         .unsigned()
         .and_then(|s| u16::try_from(s).ok())
-        .ok_or_else(|| WireError::InvalidValue {
-            field: status_path.text(),
-            problem: "expected an HTTP status (an integer from 0 to 65535)".into(),
+        .ok_or_else(|| {
+            WireError::from(WireErrorKind::InvalidValue {
+                field: status_path.text(),
+                problem: "expected an HTTP status (an integer from 0 to 65535)".into(),
+            })
         })?;
     let body_path = path.key("body");
     let body = value.get("body");

@@ -392,10 +392,10 @@ pub fn respond_reply<W: Wire, P: Clone>(
     reply: &W,
 ) -> Result<crate::store::Replied, WireError> {
     let attempt = decode::unsigned(attempt, &Path::Root("attempt"))?.ok_or_else(|| {
-        WireError::InvalidValue {
+        WireError::from(WireErrorKind::InvalidValue {
             field: "attempt".into(),
             problem: "expected the attempt respondStart returned".into(),
-        }
+        })
     })?;
     let (transport, position) = super::action::reply(reply, &Path::Root("reply"))?;
     Ok(store.respond_reply(attempt, transport, position))
