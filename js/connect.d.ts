@@ -82,3 +82,45 @@ export interface FrameSink {
  * // later: link.close();
  */
 export function connect(url: string | URL, store: FrameSink, options: ConnectOptions): Connection;
+
+/** The options of `respond` (SPEC §13). */
+export interface RespondOptions {
+  sessionId: string;
+  pendingId: string;
+  /** The request body: `{ answers: [{ question_id, answer }] }` or `{ reject: true }` (the reference server's), or the reference client's. */
+  body: object;
+  /** Prefixes `/api/v1/clarification/:pending_id/respond` (default `''`: the page's origin). */
+  baseUrl?: string;
+  /** The app's `fetch` (default the global one). */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+  /** A request that has not answered by then counts as a timeout (default 15,000 ms). */
+  timeoutMs?: number;
+}
+
+/** What `respond` resolved to: the store's `respondReply` result and what came back. */
+export interface RespondResult {
+  outcome: 'won' | 'lost' | 'no_longer_active' | 'refused' | 'failed';
+  failure: 'retryable' | 'server_error' | 'network' | 'timeout' | 'unreadable' | null;
+  applied: boolean;
+  reason: 'unknown_attempt' | 'attempt_superseded' | 'already_replied' | null;
+  attempt: number;
+  status: number | null;
+  /** The winning response (`claimed: false`: another caller's answers), or `null`. */
+  response: unknown;
+  body: unknown;
+}
+
+/** The store calls `respond` makes. */
+export interface RespondSink {
+  respondStart(sessionId: string, pendingId: string): { attempt: number; fresh: boolean };
+  respondReply(attempt: number, reply: { status: number; body?: unknown } | { error: 'network' | 'timeout' }): Omit<RespondResult, 'attempt' | 'status' | 'response' | 'body'>;
+  applySessionEvent(event: object): void;
+  applyStatusSummaryEvent(event: object): void;
+}
+
+/**
+ * Answers or skips a clarification bundle for the user: one request per attempt (a double click
+ * joins it), the reply and its position given to the store. Rejects only when the bundle may not
+ * be answered (`bundle_not_live`, `live_question_unknown`).
+ */
+export function respond(store: RespondSink, options: RespondOptions): Promise<RespondResult>;

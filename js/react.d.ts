@@ -104,3 +104,24 @@ export function useTaskPendingAction(taskId: string): PendingAction | null | und
 export function useTaskStatusSummary(taskId: string): WireStatusSummary | null | undefined;
 /** `store.pendingOwner(taskId, preferredSessionId)`: the session to open, `""` for task-only, `undefined` while unknown (and, with a preferred session, while the provider answers from its `initialState`). */
 export function usePendingOwner(taskId: string, preferredSessionId?: string | null): string | undefined;
+
+/** What `useRespond` gives an overlay (SPEC §13). */
+export interface RespondHook {
+  /** The store's `respondState`: `null` before any attempt, `undefined` until the store is open. */
+  state: import('./task_projection.js').RespondState | null | undefined;
+  /** An attempt is in flight: show the bundle as being submitted. */
+  submitting: boolean;
+  /** The last `respond` result, `null` before one. */
+  result: import('./connect.js').RespondResult | null;
+  submit(body: object): Promise<import('./connect.js').RespondResult>;
+  skip(): Promise<import('./connect.js').RespondResult>;
+  /** The last body again (after a failed or refused reply). */
+  retry(): Promise<import('./connect.js').RespondResult>;
+}
+
+/** Answering, skipping and retrying bundle `pendingId` of `sessionId` with `respond`. */
+export function useRespond(
+  sessionId: string,
+  pendingId: string,
+  options?: { baseUrl?: string; fetch?: (url: string, init: RequestInit) => Promise<Response>; timeoutMs?: number; skipBody?: object },
+): RespondHook;

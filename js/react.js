@@ -13,7 +13,8 @@
 // answer from `initialState.answers` (a `store.dehydrate()` made on the server: the store's own
 // answers, `undefined` where it did not know), so the server HTML holds the answers and the
 // first client render equals it; without an initialState the provider shows `fallback` then.
-import { createContext, createElement, useContext, useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { respond } from './respond.js';
 import { storeSubscription } from './subscription.js';
 
 export { storeSubscription };
@@ -175,3 +176,48 @@ export const usePendingOwner = (taskId, preferredSessionId) =>
     (s) => s.pendingOwner(taskId, preferredSessionId),
     (a) => (preferredSessionId == null ? own(own(own(a, 'tasks'), taskId), 'pendingOwner') : undefined),
   );
+
+const sameState = (a, b) => a === b || (a !== null && b !== null && a !== undefined && b !== undefined && a.attempt === b.attempt && a.phase === b.phase && a.outcome === b.outcome);
+
+/**
+ * The user's answer to clarification bundle `pendingId` of `sessionId` (SPEC §13), for the
+ * overlay: `state` (the store's `respondState`: `null` before any attempt, `undefined` while the
+ * provider answers from its initialState), `submitting` (an attempt in flight), `result` (the
+ * last `respond` result, `null` before one), and `submit(body)`, `skip()` and `retry()` (the last
+ * body again), each a `respond` (task-projection/connect) with `options` (`baseUrl`, `fetch`,
+ * `timeoutMs`; `skipBody`, `{ reject: true }` by default). A double click sends one request.
+ */
+export function useRespond(sessionId, pendingId, options) {
+  const store = useLiveStore();
+  const last = useRef(undefined);
+  const state = useAnswer(
+    'useRespond',
+    (s) => {
+      const now = s.respondState(sessionId, pendingId);
+      if (!sameState(last.current, now)) last.current = now;
+      return last.current;
+    },
+    unknown,
+  );
+  const [result, setResult] = useState(null);
+  const body = useRef(null);
+  const baseUrl = options?.baseUrl;
+  const fetcher = options?.fetch;
+  const timeoutMs = options?.timeoutMs;
+  const skipBody = options?.skipBody;
+  const send = useCallback(
+    (next) => {
+      if (store === null) return Promise.reject(new Error('useRespond: the store is not open yet'));
+      body.current = next;
+      return respond(store, { sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }).then((r) => {
+        setResult(r);
+        return r;
+      });
+    },
+    [store, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
+  );
+  const submit = useCallback((next) => send(next), [send]);
+  const skip = useCallback(() => send(skipBody ?? { reject: true }), [send, skipBody]);
+  const retry = useCallback(() => (body.current === null ? Promise.reject(new Error('useRespond: nothing to retry')) : send(body.current)), [send]);
+  return { state, submitting: state?.phase === 'in_flight', result, submit, skip, retry };
+}

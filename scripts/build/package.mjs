@@ -87,9 +87,9 @@ export function assemblePackage({ version, description, license, repository }) {
     files.push(name);
   }
   // What react.js, trace.js and the devtools build on (not exports of their own): subscription.js
-  // (React-free), replay.js (`replayTrace`, on the development build's store:
+  // (React-free), respond.js (connect.js and react.js: `respond`), replay.js (`replayTrace`, on the development build's store:
   // pkg/development/store.js), the panel's words and its recording.
-  for (const name of ['subscription.js', 'replay.js', 'devtools-words.js', 'devtools-recording.js']) {
+  for (const name of ['subscription.js', 'respond.js', 'replay.js', 'devtools-words.js', 'devtools-recording.js']) {
     fs.copyFileSync(path.join(root, 'js', name), path.join(pkgDir, name));
     files.push(name);
   }
