@@ -682,7 +682,6 @@ export class ProjectionStore {
     two(sessionId, LEAF, 'sessionId', pendingId, LEAF, 'pendingId', s);
     const started = s.wasm.respondStart();
     if (typeof started === 'string') {
-      if (s.rec !== undefined) s.rec.args = undefined;
       throw taskProjectionError(started, 'pendingId', `pendingId: ${started === 'bundle_not_live' ? 'not the session\'s live question' : 'the session\'s live question is not known yet'}`);
     }
     note(s, 'respondStart', started);

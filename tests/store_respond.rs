@@ -93,12 +93,17 @@ fn waiting() -> Store {
     store
 }
 
-/// A store's snapshot through JSON text into a new store (SPEC §12): settlements included.
-fn rehydrated(store: &Store) -> Store {
-    let text = api::dehydrate(store, &Json::ABSENT, |p: &u64, out: &mut String| {
+/// A store's snapshot as JSON text.
+fn snapshot_text(store: &Store) -> String {
+    api::dehydrate(store, &Json::ABSENT, |p: &u64, out: &mut String| {
         out.push_str(&p.to_string())
     })
-    .expect("dehydrate");
+    .expect("dehydrate")
+}
+
+/// A store's snapshot through JSON text into a new store (SPEC §12): settlements included.
+fn rehydrated(store: &Store) -> Store {
+    let text = snapshot_text(store);
     let parsed: serde_json::Value = serde_json::from_str(&text).expect("a snapshot is JSON");
     api::hydrate(&Json::new(&parsed), &Json::ABSENT, |_| 0).expect("a snapshot hydrates")
 }
@@ -287,15 +292,9 @@ fn a_snapshot_keeps_the_settlement_and_refuses_a_malformed_one() {
     );
     assert_eq!(live(&hydrated), Some(None));
     // A snapshot without settlements writes no key (earlier snapshots stay byte for byte).
-    let plain = api::dehydrate(&waiting(), &Json::ABSENT, |p: &u64, out: &mut String| {
-        out.push_str(&p.to_string())
-    })
-    .unwrap();
+    let plain = snapshot_text(&waiting());
     assert!(!plain.contains("settled"));
-    let text = api::dehydrate(&store, &Json::ABSENT, |p: &u64, out: &mut String| {
-        out.push_str(&p.to_string())
-    })
-    .unwrap();
+    let text = snapshot_text(&store);
     assert!(text.contains(r#""settled":[["p1","1",8]]"#), "{text}");
     for (bad, field) in [
         (

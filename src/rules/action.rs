@@ -264,9 +264,15 @@ pub fn lifts(
     row_pending: bool,
     row_revision: Option<&Revision>,
 ) -> bool {
-    match (position, row_revision) {
-        (Some(position), Some(row)) if row_pending => {
-            matches!(compare_revisions(position, row), Ok(Ordering::Less))
+    row_pending && after(position, row_revision)
+}
+
+/// Whether `revision` is strictly newer than the settlement's `position`: both present and
+/// comparable (a malformed epoch orders nothing), and `revision` after it.
+fn after(position: Option<&Revision>, revision: Option<&Revision>) -> bool {
+    match (position, revision) {
+        (Some(position), Some(revision)) => {
+            matches!(compare_revisions(position, revision), Ok(Ordering::Less))
         }
         _ => false,
     }
@@ -302,13 +308,10 @@ pub fn session_action_source(
     position: Option<&Revision>,
     projection: Option<&Revision>,
 ) -> ActionSource {
-    match (position, projection) {
-        (Some(position), Some(projection))
-            if matches!(compare_revisions(position, projection), Ok(Ordering::Less)) =>
-        {
-            ActionSource::Projection
-        }
-        _ => ActionSource::Rows,
+    if after(position, projection) {
+        ActionSource::Projection
+    } else {
+        ActionSource::Rows
     }
 }
 
