@@ -95,7 +95,27 @@ export interface RespondOptions {
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
   /** A request that has not answered by then counts as a timeout (default 15,000 ms). */
   timeoutMs?: number;
+  /** `'permission'`: answers the permission `pendingId` the session is blocked on, posting `body` (`permissionBody`) to `/api/v1/permissions/respond`. */
+  kind?: 'clarification' | 'permission';
 }
+
+/** A permission's respond body (the reference client's `permission.respond`). */
+export interface PermissionBody {
+  task_id: unknown;
+  session_id: unknown;
+  request_id: unknown;
+  pending_id: unknown;
+  option_id?: string;
+  cancelled: boolean;
+  rejected: boolean;
+}
+
+/**
+ * The body answering the app's `permission_request` row `message`: approve (`approve: true`) or
+ * deny with the option the user picked from `message.metadata.options`; a deny without an option
+ * cancels the request.
+ */
+export function permissionBody(message: object, approve: boolean, optionId?: string): PermissionBody;
 
 /** What `respond` resolved to: the store's `respondReply` result and what came back. */
 export interface RespondResult {
@@ -112,15 +132,16 @@ export interface RespondResult {
 
 /** The store calls `respond` makes. */
 export interface RespondSink {
-  respondStart(sessionId: string, pendingId: string): { attempt: number; fresh: boolean };
+  respondStart(sessionId: string, pendingId: string, kind?: 'clarification' | 'permission'): { attempt: number; fresh: boolean };
   respondReply(attempt: number, reply: { status: number; body?: unknown } | { error: 'network' | 'timeout' }): Omit<RespondResult, 'attempt' | 'status' | 'response' | 'body'>;
   applySessionEvent(event: object): void;
   applyStatusSummaryEvent(event: object): void;
 }
 
 /**
- * Answers or skips a clarification bundle for the user: one request per attempt (a double click
- * joins it), the reply and its position given to the store. Rejects only when the bundle may not
- * be answered (`bundle_not_live`, `live_question_unknown`).
+ * Answers or skips a clarification bundle (or answers a permission, `kind: 'permission'`) for the
+ * user: one request per attempt (a double click joins it), the reply and its position given to the
+ * store. Rejects only when it may not be answered (`bundle_not_live`, `live_question_unknown`,
+ * `permission_expired`).
  */
 export function respond(store: RespondSink, options: RespondOptions): Promise<RespondResult>;

@@ -292,4 +292,4 @@ export function connect(url, store, options) {
 }
 
 // The user's answer (SPEC §13): js/respond.js (no wasm, no read.js: react.js imports it too).
-export { respond } from './respond.js';
+export { respond, permissionBody } from './respond.js';

@@ -125,3 +125,26 @@ export function useRespond(
   pendingId: string,
   options?: { baseUrl?: string; fetch?: (url: string, init: RequestInit) => Promise<Response>; timeoutMs?: number; skipBody?: object },
 ): RespondHook;
+
+/** What `usePermission` gives a permission card (SPEC §13). */
+export interface PermissionHook {
+  /** The store's `pendingPermission`: `null` when none blocks the session, `undefined` while not known. */
+  permission: import('./task_projection.js').BlockedPermission | null | undefined;
+  state: import('./task_projection.js').RespondState | null | undefined;
+  submitting: boolean;
+  result: import('./connect.js').RespondResult | null;
+  /** Approves with the option `optionId` of the app's `permission_request` row `message`. */
+  approve(message: object, optionId: string): Promise<import('./connect.js').RespondResult>;
+  /** Denies with the option `optionId`, or cancels the request without one. */
+  deny(message: object, optionId?: string): Promise<import('./connect.js').RespondResult>;
+  retry(): Promise<import('./connect.js').RespondResult>;
+}
+
+/** The permission `sessionId` is blocked on, approved or denied with `respond`. */
+export function usePermission(
+  sessionId: string,
+  options?: { baseUrl?: string; fetch?: (url: string, init: RequestInit) => Promise<Response>; timeoutMs?: number },
+): PermissionHook;
+
+/** `store.offeredActions(sessionId)`: what the user may do in the session now. */
+export function useOfferedActions(sessionId: string): { respond: boolean; cancel: boolean; send: boolean } | undefined;

@@ -14,7 +14,7 @@
 // answers, `undefined` where it did not know), so the server HTML holds the answers and the
 // first client render equals it; without an initialState the provider shows `fallback` then.
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
-import { respond } from './respond.js';
+import { permissionBody, respond } from './respond.js';
 import { storeSubscription } from './subscription.js';
 
 export { storeSubscription };
@@ -209,10 +209,7 @@ export function useRespond(sessionId, pendingId, options) {
     (next) => {
       if (store === null) return Promise.reject(new Error('useRespond: the store is not open yet'));
       body.current = next;
-      return respond(store, { sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }).then((r) => {
-        setResult(r);
-        return r;
-      });
+      return answer(() => respond(store, { sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }), setResult);
     },
     [store, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
   );
@@ -220,4 +217,90 @@ export function useRespond(sessionId, pendingId, options) {
   const skip = useCallback(() => send(skipBody ?? { reject: true }), [send, skipBody]);
   const retry = useCallback(() => (body.current === null ? Promise.reject(new Error('useRespond: nothing to retry')) : send(body.current)), [send]);
   return { state, submitting: state?.phase === 'in_flight', result, submit, skip, retry };
+}
+
+/** `respond`'s promise with its result kept by `keep`; a start the store refuses rejects (a click handler gets a promise either way). */
+function answer(start, keep) {
+  let promise;
+  try {
+    promise = start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return promise.then((r) => {
+    keep(r);
+    return r;
+  });
+}
+
+/**
+ * `store.offeredActions(sessionId)`: `{ respond, cancel, send }`, `undefined` while not known (and
+ * while the provider answers from its `initialState`); the same object while unchanged.
+ */
+export function useOfferedActions(sessionId) {
+  const held = useRef(undefined);
+  return useAnswer(
+    'useOfferedActions',
+    (s) => {
+      const now = s.offeredActions(sessionId);
+      const h = held.current;
+      if (!(h === now || (h !== undefined && now !== undefined && h.respond === now.respond && h.cancel === now.cancel && h.send === now.send))) held.current = now;
+      return held.current;
+    },
+    unknown,
+  );
+}
+
+/**
+ * The permission session `sessionId` is blocked on and the user's answer to it (SPEC §13):
+ * `permission` (`store.pendingPermission`: `{ messageId, pendingId, status, answerable }`, `null`
+ * when none, `undefined` while not known: `status: 'expired'` offers nothing), `state`,
+ * `submitting` and `result` as `useRespond`'s, and `approve(message, optionId)`,
+ * `deny(message, optionId?)` (a deny without an option cancels the request) with the app's
+ * `permission_request` row `message` (`permission.messageId`), and `retry()`. A double click
+ * sends one request.
+ */
+export function usePermission(sessionId, options) {
+  const store = useLiveStore();
+  const held = useRef(undefined);
+  const permission = useAnswer(
+    'usePermission',
+    (s) => {
+      const now = s.pendingPermission(sessionId);
+      const h = held.current;
+      const same = h === now || (h != null && now != null && h.messageId === now.messageId && h.pendingId === now.pendingId && h.status === now.status && h.answerable === now.answerable);
+      if (!same) held.current = now;
+      return held.current;
+    },
+    unknown,
+  );
+  const pendingId = permission?.pendingId ?? null;
+  const last = useRef(undefined);
+  const state = useAnswer(
+    'usePermission',
+    (s) => {
+      const now = pendingId === null ? null : s.respondState(sessionId, pendingId);
+      if (!sameState(last.current, now)) last.current = now;
+      return last.current;
+    },
+    unknown,
+  );
+  const [result, setResult] = useState(null);
+  const body = useRef(null);
+  const baseUrl = options?.baseUrl;
+  const fetcher = options?.fetch;
+  const timeoutMs = options?.timeoutMs;
+  const send = useCallback(
+    (next) => {
+      if (store === null) return Promise.reject(new Error('usePermission: the store is not open yet'));
+      if (pendingId === null) return Promise.reject(new Error('usePermission: no permission to answer'));
+      body.current = next;
+      return answer(() => respond(store, { kind: 'permission', sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }), setResult);
+    },
+    [store, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
+  );
+  const approve = useCallback((message, optionId) => send(permissionBody(message, true, optionId)), [send]);
+  const deny = useCallback((message, optionId) => send(permissionBody(message, false, optionId)), [send]);
+  const retry = useCallback(() => (body.current === null ? Promise.reject(new Error('usePermission: nothing to retry')) : send(body.current)), [send]);
+  return { permission, state, submitting: state?.phase === 'in_flight', result, approve, deny, retry };
 }

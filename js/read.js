@@ -97,7 +97,13 @@ export const NO_KEYS = obj({});
  * Returned revisions carry a Number up to 2^53 − 1 and a BigInt beyond.
  */
 export const REVISION = obj({ epoch: LEAF, sequence: LEAF });
-export const MESSAGE_METADATA = obj({ status: LEAF, pending_id: LEAF, question_total: LEAF });
+export const MESSAGE_METADATA = obj({
+  status: LEAF,
+  pending_id: LEAF,
+  question_total: LEAF,
+  request_id: LEAF,
+  agent_disconnected: LEAF,
+});
 /** A message as the backend sends it. `id` (REST) or `message_id` (WebSocket). */
 export const MESSAGE = obj({
   id: LEAF,
@@ -196,6 +202,8 @@ export const SUMMARY_EVENT = obj({ task_id: LEAF, status_summary: kept(SUMMARY) 
 export const HELLO = obj({ epoch: LEAF, stream: LEAF, offset: LEAF, resumed: LEAF });
 /** `task.deleted`'s payload. */
 export const TASK_DELETED = obj({ task_id: LEAF });
+/** `session.deleted`'s payload. */
+export const SESSION_DELETED = obj({ session_id: LEAF });
 /** A task from `task.updated` or a REST task list / boot snapshot. */
 export const TASK_INPUT = obj({
   id: LEAF,
@@ -243,6 +251,7 @@ export const RESPOND_REPLY = obj({
     success: LEAF,
     claimed: LEAF,
     outcome: LEAF,
+    error: obj({ code: LEAF }),
     session: obj({ pending_action_revision: REVISION }),
   }),
 });
@@ -324,10 +333,10 @@ function writeRevision(t, key, epoch, sequence) {
 }
 
 /** A MESSAGE_METADATA of leaf fields at the field `key` (already read). */
-function writeMessageMetadata(t, key, status, pendingId, questionTotal) {
+function writeMessageMetadata(t, key, status, pendingId, questionTotal, requestId, agentDisconnected) {
   path.push(key);
   const shape = shapeOf(t, MESSAGE_METADATA);
-  const at = words(t, 4);
+  const at = words(t, 6);
   t.w[at] = shape;
   let cell = field(t, status, 'status');
   t.w[at + 1] = cell;
@@ -335,6 +344,10 @@ function writeMessageMetadata(t, key, status, pendingId, questionTotal) {
   t.w[at + 2] = cell;
   cell = field(t, questionTotal, 'question_total');
   t.w[at + 3] = cell;
+  cell = field(t, requestId, 'request_id');
+  t.w[at + 4] = cell;
+  cell = field(t, agentDisconnected, 'agent_disconnected');
+  t.w[at + 5] = cell;
   path.pop();
   return cellOf(t, at, TAG.object);
 }
@@ -426,7 +439,7 @@ function writeSession(t, v) {
 /** A MESSAGE by its schema, written out. */
 function writeMessage(t, v) {
   let key = 'id';
-  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal;
+  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected;
   let metadataIs = false;
   try {
     id = v.id;
@@ -441,6 +454,8 @@ function writeMessage(t, v) {
       key = 'metadata.status'; metadataStatus = metadata.status;
       key = 'metadata.pending_id'; metadataPendingId = metadata.pending_id;
       key = 'metadata.question_total'; metadataQuestionTotal = metadata.question_total;
+      key = 'metadata.request_id'; metadataRequestId = metadata.request_id;
+      key = 'metadata.agent_disconnected'; metadataAgentDisconnected = metadata.agent_disconnected;
     }
   } catch (error) {
     throw unreadableAt(error, key);
@@ -462,7 +477,7 @@ function writeMessage(t, v) {
   t.w[at + 5] = cell;
   cell = field(t, updatedAt, 'updated_at');
   t.w[at + 6] = cell;
-  cell = metadataIs ? writeMessageMetadata(t, 'metadata', metadataStatus, metadataPendingId, metadataQuestionTotal) : field(t, metadata, 'metadata');
+  cell = metadataIs ? writeMessageMetadata(t, 'metadata', metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected) : field(t, metadata, 'metadata');
   t.w[at + 7] = cell;
   return cellOf(t, at, TAG.object);
 }
@@ -470,7 +485,7 @@ function writeMessage(t, v) {
 /** A MESSAGE_EVENT by its schema, written out. */
 function writeMessageEvent(t, v) {
   let key = 'id';
-  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, sessionId, taskId, pendingAction, pendingActionRevision, pendingActionRevisionEpoch, pendingActionRevisionSequence;
+  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected, sessionId, taskId, pendingAction, pendingActionRevision, pendingActionRevisionEpoch, pendingActionRevisionSequence;
   let metadataIs = false, pendingActionRevisionIs = false;
   try {
     id = v.id;
@@ -485,6 +500,8 @@ function writeMessageEvent(t, v) {
       key = 'metadata.status'; metadataStatus = metadata.status;
       key = 'metadata.pending_id'; metadataPendingId = metadata.pending_id;
       key = 'metadata.question_total'; metadataQuestionTotal = metadata.question_total;
+      key = 'metadata.request_id'; metadataRequestId = metadata.request_id;
+      key = 'metadata.agent_disconnected'; metadataAgentDisconnected = metadata.agent_disconnected;
     }
     key = 'session_id'; sessionId = v.session_id;
     key = 'task_id'; taskId = v.task_id;
@@ -515,7 +532,7 @@ function writeMessageEvent(t, v) {
   t.w[at + 5] = cell;
   cell = field(t, updatedAt, 'updated_at');
   t.w[at + 6] = cell;
-  cell = metadataIs ? writeMessageMetadata(t, 'metadata', metadataStatus, metadataPendingId, metadataQuestionTotal) : field(t, metadata, 'metadata');
+  cell = metadataIs ? writeMessageMetadata(t, 'metadata', metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected) : field(t, metadata, 'metadata');
   t.w[at + 7] = cell;
   cell = field(t, sessionId, 'session_id');
   t.w[at + 8] = cell;
@@ -532,7 +549,7 @@ function writeMessageEvent(t, v) {
 function copyMessage(v) {
   if (!isPlainObject(v)) return leaf(v);
   let key = 'id';
-  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal;
+  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected;
   let metadataIs = false;
   try {
     id = v.id;
@@ -547,6 +564,8 @@ function copyMessage(v) {
       key = 'metadata.status'; metadataStatus = metadata.status;
       key = 'metadata.pending_id'; metadataPendingId = metadata.pending_id;
       key = 'metadata.question_total'; metadataQuestionTotal = metadata.question_total;
+      key = 'metadata.request_id'; metadataRequestId = metadata.request_id;
+      key = 'metadata.agent_disconnected'; metadataAgentDisconnected = metadata.agent_disconnected;
     }
   } catch (error) {
     throw unreadableAt(error, key);
@@ -559,7 +578,7 @@ function copyMessage(v) {
     created_at: text(createdAt, 'created_at'),
     updated_at: text(updatedAt, 'updated_at'),
     metadata: metadataIs
-      ? { status: text(metadataStatus, 'metadata.status'), pending_id: text(metadataPendingId, 'metadata.pending_id'), question_total: text(metadataQuestionTotal, 'metadata.question_total') }
+      ? { status: text(metadataStatus, 'metadata.status'), pending_id: text(metadataPendingId, 'metadata.pending_id'), question_total: text(metadataQuestionTotal, 'metadata.question_total'), request_id: text(metadataRequestId, 'metadata.request_id'), agent_disconnected: text(metadataAgentDisconnected, 'metadata.agent_disconnected') }
       : leaf(metadata),
   };
 }
@@ -568,7 +587,7 @@ function copyMessage(v) {
 function copyMessageEvent(v) {
   if (!isPlainObject(v)) return leaf(v);
   let key = 'id';
-  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, sessionId, taskId, pendingAction, pendingActionRevision, pendingActionRevisionEpoch, pendingActionRevisionSequence;
+  let id, messageId, type, turnId, createdAt, updatedAt, metadata, metadataStatus, metadataPendingId, metadataQuestionTotal, metadataRequestId, metadataAgentDisconnected, sessionId, taskId, pendingAction, pendingActionRevision, pendingActionRevisionEpoch, pendingActionRevisionSequence;
   let metadataIs = false, pendingActionRevisionIs = false;
   try {
     id = v.id;
@@ -583,6 +602,8 @@ function copyMessageEvent(v) {
       key = 'metadata.status'; metadataStatus = metadata.status;
       key = 'metadata.pending_id'; metadataPendingId = metadata.pending_id;
       key = 'metadata.question_total'; metadataQuestionTotal = metadata.question_total;
+      key = 'metadata.request_id'; metadataRequestId = metadata.request_id;
+      key = 'metadata.agent_disconnected'; metadataAgentDisconnected = metadata.agent_disconnected;
     }
     key = 'session_id'; sessionId = v.session_id;
     key = 'task_id'; taskId = v.task_id;
@@ -604,7 +625,7 @@ function copyMessageEvent(v) {
     created_at: text(createdAt, 'created_at'),
     updated_at: text(updatedAt, 'updated_at'),
     metadata: metadataIs
-      ? { status: text(metadataStatus, 'metadata.status'), pending_id: text(metadataPendingId, 'metadata.pending_id'), question_total: text(metadataQuestionTotal, 'metadata.question_total') }
+      ? { status: text(metadataStatus, 'metadata.status'), pending_id: text(metadataPendingId, 'metadata.pending_id'), question_total: text(metadataQuestionTotal, 'metadata.question_total'), request_id: text(metadataRequestId, 'metadata.request_id'), agent_disconnected: text(metadataAgentDisconnected, 'metadata.agent_disconnected') }
       : leaf(metadata),
     session_id: text(sessionId, 'session_id'),
     task_id: text(taskId, 'task_id'),

@@ -12,7 +12,7 @@ const CALLS = new Set([
   'applySessionList', 'applyTurnList', 'applyMessagePage', 'beginTaskFetch', 'applyTaskSnapshot',
   'applyMessageEvent', 'applyMessageEvents', 'applyTurnEvent', 'applySessionEvent',
   'applyStatusSummaryEvent', 'applyTaskUpdated', 'removeTask', 'applyFrame', 'beginSelection',
-  'setActiveTask', 'settleSelection',
+  'setActiveTask', 'settleSelection', 'respondStart', 'respondReply', 'removeSession',
 ]);
 
 const bad = (n, problem) => taskProjectionError('invalid_value', 'text', `text: line ${n}: ${problem}`);

@@ -1,5 +1,6 @@
-// `respond` (exported by `task-projection/connect`, used by `useRespond` in `task-projection/react`):
-// the user's answer to a clarification bundle posted and fed to the store (SPEC §13). Plain JS with
+// `respond` (exported by `task-projection/connect`, used by `useRespond` and `usePermission` in
+// `task-projection/react`): the user's answer to a clarification bundle or a permission posted and
+// fed to the store (SPEC §13). Plain JS with
 // no import, so the React bindings can use it without the wasm glue; the decisions are the store's.
 
 /** A typed error (`code`, `field`) for a misused argument. */
@@ -33,24 +34,47 @@ const own = (o, k) => (o !== null && typeof o === 'object' && Object.prototype.h
  * `status_summary` as a summary event). Resolves to `respondReply`'s result with `attempt`, the
  * HTTP `status` (`null` without one), the winner's `response` (`null` without one) and the parsed
  * `body`; it rejects only for the typed errors of a call that cannot start. It decides nothing:
- * the store's rules read the reply.
+ * the store's rules read the reply. With `kind: 'permission'` it answers the permission
+ * `pendingId` the session is blocked on instead (`store.pendingPermission`): `body` is
+ * `permissionBody(...)`, posted to `${baseUrl}/api/v1/permissions/respond`.
  */
 export function respond(store, options) {
   if (options === null || typeof options !== 'object') throw misuse('options', 'expected an object');
-  const { sessionId, pendingId, body, baseUrl = '', timeoutMs = 15000 } = options;
+  const { sessionId, pendingId, body, baseUrl = '', timeoutMs = 15000, kind } = options;
   const fetcher = options.fetch ?? globalThis.fetch;
   if (typeof fetcher !== 'function') throw misuse('options.fetch', 'expected a function');
   if (body === null || typeof body !== 'object') throw misuse('options.body', 'expected the request body, { answers } or { reject: true }');
   if (typeof baseUrl !== 'string') throw misuse('options.baseUrl', 'expected a string');
-  const started = store.respondStart(sessionId, pendingId);
+  const started = store.respondStart(sessionId, pendingId, kind);
   let pending = IN_FLIGHT.get(store);
   if (pending === undefined) IN_FLIGHT.set(store, (pending = new Map()));
   const joined = pending.get(started.attempt);
   if (!started.fresh && joined !== undefined) return joined;
-  const url = `${baseUrl}/api/v1/clarification/${encodeURIComponent(pendingId)}/respond`;
+  const url = kind === 'permission' ? `${baseUrl}/api/v1/permissions/respond` : `${baseUrl}/api/v1/clarification/${encodeURIComponent(pendingId)}/respond`;
   const promise = post(store, fetcher, url, body, timeoutMs, started.attempt).finally(() => pending.delete(started.attempt));
   pending.set(started.attempt, promise);
   return promise;
+}
+
+/**
+ * The body of a permission's respond (the reference client's `permission.respond`) for the app's
+ * `permission_request` row `message`: approve or deny with the option `optionId` the user picked
+ * from `message.metadata.options` (a deny is `rejected: true`); a deny without an option cancels
+ * the request (`cancelled: true`).
+ */
+export function permissionBody(message, approve, optionId) {
+  if (message === null || typeof message !== 'object') throw misuse('message', 'expected the permission_request message');
+  const metadata = own(message, 'metadata');
+  const cancelled = !approve && optionId === undefined;
+  return {
+    task_id: own(message, 'task_id'),
+    session_id: own(message, 'session_id'),
+    request_id: own(metadata, 'request_id'),
+    pending_id: own(metadata, 'pending_id'),
+    ...(cancelled ? {} : { option_id: optionId }),
+    cancelled,
+    rejected: !approve && !cancelled,
+  };
 }
 
 async function post(store, fetcher, url, body, timeoutMs, attempt) {

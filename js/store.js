@@ -22,7 +22,7 @@ import { ProjectionStore as WasmProjectionStore, __memory } from './task_project
 import {
   readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
-  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, RESPOND_REPLY, HELLO, TASK_DELETED, RECORDING_OPTIONS, TAG,
+  TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, RESPOND_REPLY, HELLO, TASK_DELETED, SESSION_DELETED, RECORDING_OPTIONS, TAG,
   SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
   // The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs).
   FAST,
@@ -50,9 +50,13 @@ function messageFields(p) {
   const status = hasMeta ? m.status : undefined;
   const pendingId = hasMeta ? m.pending_id : undefined;
   const total = hasMeta ? m.question_total : undefined;
-  if (!isText(p.turn_id) || !isText(p.type) || !isText(status) || !isText(pendingId)) return undefined;
+  const requestId = hasMeta ? m.request_id : undefined;
+  if (!isText(p.turn_id) || !isText(p.type) || !isText(status) || !isText(pendingId) || !isText(requestId)) return undefined;
   if (!isText(p.created_at) || !isText(p.updated_at)) return undefined;
-  return [id, p.turn_id, p.type, status, pendingId, typeof total === 'number' ? total : undefined, p.created_at, p.updated_at];
+  // RowFlags (src/rules/model.rs): 1 a non-empty request_id, 2 agent_disconnected set (SPEC §2).
+  const d = hasMeta ? m.agent_disconnected : undefined;
+  const flags = (typeof requestId === 'string' && requestId !== '' ? 1 : 0) | (d === true || d === 1 || d === 'true' || d === '1' ? 2 : 0);
+  return [id, p.turn_id, p.type, status, pendingId, typeof total === 'number' ? total : undefined, p.created_at, p.updated_at, flags];
 }
 
 /** The arguments of `Boundary.apply` for an event payload copy, or `undefined`. */
@@ -181,7 +185,7 @@ class Boundary {
     const idLen = this.write(f[0]);
     const createdLen = this.write(f[6]);
     const updatedLen = this.write(f[7]);
-    return this.wasm.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5],
+    return this.wasm.__applyMessage(k, session, task, idLen, turn, type, status, pending, f[5], f[8],
       createdLen, updatedLen, action, era, sequence);
   }
 
@@ -299,6 +303,13 @@ function send(t, s) {
   if (s !== undefined && s.rec !== undefined) s.rec.tape(t);
   return t.send();
 }
+
+/** What a refused `respondStart` says, by code. */
+const REFUSED = {
+  bundle_not_live: "not the session's live question",
+  live_question_unknown: "the session's live question is not known yet",
+  permission_expired: 'the permission carries no request_id: it cannot be answered',
+};
 
 /** While recording: the input `call` was accepted (with `result`). */
 function note(s, call, result) {
@@ -460,6 +471,15 @@ export class ProjectionStore {
     changed(s);
   }
 
+  /** The session was deleted (`session.deleted`, or the reply of the app's delete): a tombstone (SPEC §5). */
+  removeSession(sessionId) {
+    const s = live(this);
+    one(sessionId, LEAF, 'sessionId', s);
+    s.wasm.removeSession();
+    note(s, 'removeSession');
+    changed(s);
+  }
+
   // ---- queries ------------------------------------------------------------------------------
 
   taskPendingAction(taskId) {
@@ -549,6 +569,14 @@ export class ProjectionStore {
           throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { task_id }, got ${typeName(copy)}`);
         }
         this.removeTask(copy.task_id);
+        break;
+      }
+      case 'session.deleted': {
+        const copy = readArg(payload, SESSION_DELETED, 'payload');
+        if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
+          throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { session_id }, got ${typeName(copy)}`);
+        }
+        this.removeSession(copy.session_id);
         break;
       }
       case 'server.hello': {
@@ -677,12 +705,12 @@ export class ProjectionStore {
    * reply to the first request settles it. Throws `bundle_not_live` (the bundle is not the
    * session's live question) or `live_question_unknown` (not known yet), field `pendingId`.
    */
-  respondStart(sessionId, pendingId) {
+  respondStart(sessionId, pendingId, kind) {
     const s = live(this);
-    two(sessionId, LEAF, 'sessionId', pendingId, LEAF, 'pendingId', s);
+    send(tape().arg(sessionId, LEAF, 'sessionId').arg(pendingId, LEAF, 'pendingId').arg(kind, LEAF, 'kind'), s);
     const started = s.wasm.respondStart();
     if (typeof started === 'string') {
-      throw taskProjectionError(started, 'pendingId', `pendingId: ${started === 'bundle_not_live' ? 'not the session\'s live question' : 'the session\'s live question is not known yet'}`);
+      throw taskProjectionError(started, 'pendingId', `pendingId: ${REFUSED[started]}`);
     }
     note(s, 'respondStart', started);
     changed(s);
@@ -702,6 +730,39 @@ export class ProjectionStore {
     const result = note(s, 'respondReply', s.wasm.respondReply());
     changed(s);
     return result;
+  }
+
+  /**
+   * What the user may do in the session now (SPEC §13): `{ respond, cancel, send }` (answer or
+   * skip the live question; stop the agent; send a message), `undefined` while its state or live
+   * question is not known. A fresh object per call.
+   */
+  offeredActions(sessionId) {
+    const s = live(this);
+    one(sessionId, LEAF, 'sessionId', undefined);
+    return s.wasm.offeredActions();
+  }
+
+  /**
+   * Which session to open after the user deleted `deletedSessionId` while `openSessionId` was
+   * open (SPEC §13): the open one when another was deleted, else the first remaining session of
+   * the task's list (newest first), `null` for none, `undefined` while the list is not known.
+   */
+  sessionAfterDelete(taskId, openSessionId, deletedSessionId) {
+    const s = live(this);
+    send(tape().arg(taskId, LEAF, 'taskId').arg(openSessionId, LEAF, 'openSessionId').arg(deletedSessionId, LEAF, 'deletedSessionId'), undefined);
+    return s.wasm.sessionAfterDelete();
+  }
+
+  /**
+   * The permission the session is blocked on: `{ messageId, pendingId, status, answerable }`
+   * (`status` `expired` and `answerable: false` when it carries no `request_id`), `null` when
+   * none, `undefined` while not known.
+   */
+  pendingPermission(sessionId) {
+    const s = live(this);
+    one(sessionId, LEAF, 'sessionId', undefined);
+    return s.wasm.pendingPermission();
   }
 
   /** Where bundle `pendingId`'s respond stands: `{ attempt, phase, outcome }` or `null`. */

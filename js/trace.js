@@ -19,7 +19,7 @@ const MAX = 1 << 28;
 /** Room kept in `maxBytes` for the header line. */
 const HEADER_ROOM = 256;
 /** Calls without a reason of their own (no `reason` key). */
-const NO_REASON = new Set(['beginTaskFetch', 'beginSelection', 'setActiveTask']);
+const NO_REASON = new Set(['beginTaskFetch', 'beginSelection', 'setActiveTask', 'respondStart', 'respondReply']);
 
 /** A plain value's JS type for a message (read.js `typeName`, but for copies: no Proxy). */
 const typeName = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);

@@ -97,7 +97,7 @@ pub fn schema(call: &str) -> Option<&'static [Node]> {
         "applySessionEvent" => &[Node::Object(&shape::SESSION_EVENT)],
         "applyStatusSummaryEvent" => &[Node::Object(&shape::SUMMARY_EVENT)],
         "applyTaskUpdated" => &[Node::Object(&shape::TASK_INPUT)],
-        "removeTask" | "setActiveTask" => &[L],
+        "removeTask" | "removeSession" | "setActiveTask" => &[L],
         "beginTaskFetch" => &[],
         "applyTaskSnapshot" => &[L, shape::TASK_INPUTS],
         // Only `server.hello` is recorded as a frame: the others are recorded as the apply
@@ -105,7 +105,7 @@ pub fn schema(call: &str) -> Option<&'static [Node]> {
         "applyFrame" => &[Node::Object(&shape::HELLO_FRAME)],
         "beginSelection" => &[L, Node::Object(&shape::SELECTION_OPTIONS)],
         "settleSelection" => &[L, Node::Object(&shape::SETTLE_OUTCOME)],
-        "respondStart" => &[L, L],
+        "respondStart" => &[L, L, L],
         "respondReply" => &[L, Node::Object(&shape::RESPOND_REPLY)],
         _ => return None,
     })

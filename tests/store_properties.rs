@@ -83,6 +83,7 @@ fn message(id: usize, version: u32, turn: usize, kind: u8, status: u8) -> Messag
         },
         pending_id: Some(format!("p{}", id % 3)),
         question_total: None,
+        flags: Default::default(),
         created_at: ts_any(u32::try_from(id).unwrap()),
         updated_at: Some(ts(1000 + version)),
     }
@@ -397,6 +398,7 @@ fn transcript_strategy() -> impl Strategy<
                         },
                         pending_id: Some(format!("p{pending}")),
                         question_total: total.map(f64::from),
+                        flags: Default::default(),
                         created_at: ts_any(created),
                         updated_at: None,
                     },
@@ -602,6 +604,7 @@ proptest! {
                     },
                     pending_id: Some(format!("p{pending}")),
                     question_total: total.map(f64::from),
+                    flags: Default::default(),
                     created_at: ts_any(created),
                     updated_at: Some(ts(1000 + u32::try_from(n).unwrap())),
                 },

@@ -44,6 +44,7 @@ fn question(id: &str, pending: &str, status: RequestStatus, created: u32, update
         status,
         pending_id: Some(pending.into()),
         question_total: None,
+        flags: Default::default(),
         created_at: ts(created),
         updated_at: Some(ts(updated)),
     }
@@ -122,6 +123,7 @@ fn http(status: u16, claimed: Option<bool>) -> Transport {
             success: Some(status == 200),
             claimed,
             outcome: None,
+            gone: false,
         }),
     )
 }

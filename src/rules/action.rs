@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use super::model::{RequestStatus, Revision};
+use super::model::{RequestStatus, Revision, RowFlags};
 use super::revision::compare_revisions;
 
 /// What the server's reply to a respond said (SPEC §13), from its HTTP status and body.
@@ -101,6 +101,18 @@ pub struct ReplyBody {
     pub success: Option<bool>,
     pub claimed: Option<bool>,
     pub outcome: Option<ServerOutcome>,
+    /// `error.code` says the request is no longer there to answer ([`gone`]).
+    pub gone: bool,
+}
+
+/// The error codes that say a permission is no longer available to answer (the reference
+/// client's `isStalePermissionResponse`): whatever the HTTP status, the request is settled as
+/// [`Outcome::NoLongerActive`].
+pub fn gone(code: &str) -> bool {
+    matches!(
+        code,
+        "permission_not_found" | "permission_stale" | "permission_already_resolved"
+    )
 }
 
 /// How a respond request ended, before classification.
@@ -119,7 +131,8 @@ pub enum Transport {
 ///   `claimed`, the reference server's `outcome` decides (`success` won, `conflict` lost), then
 ///   `success: true` (won). A 2xx that says none of these is [`Failure::Unreadable`]: whether
 ///   the answer was taken is not known, so nothing is hidden (a retry then learns it).
-/// - 409 is [`Outcome::NoLongerActive`]; 408, 429 and 503 are [`Failure::Retryable`]; any
+/// - 409 is [`Outcome::NoLongerActive`], and so is any 4xx whose `error.code` is [`gone`]; 408,
+///   429 and 503 are [`Failure::Retryable`]; any
 ///   other 4xx is [`Outcome::Refused`]; any other 5xx is [`Failure::Server`]; anything else
 ///   (1xx, 3xx, a status beyond 599) is [`Failure::Unreadable`].
 pub fn classify(transport: Transport) -> Outcome {
@@ -141,6 +154,7 @@ pub fn classify(transport: Transport) -> Outcome {
             }
         }
         409 => Outcome::NoLongerActive,
+        400..=499 if body.is_some_and(|b| b.gone) => Outcome::NoLongerActive,
         408 | 429 | 503 => Outcome::Failed(Failure::Retryable),
         400..=499 => Outcome::Refused,
         500..=599 => Outcome::Failed(Failure::Server),
@@ -179,8 +193,12 @@ pub enum Refusal {
     /// The session's live question is not known yet (SPEC §11): the engine does not know
     /// enough to answer.
     Unknown,
-    /// The bundle is not the session's live question (none is, or another one is).
+    /// The bundle is not the session's live question (none is, or another one is); for a
+    /// permission, not the one the session is blocked on.
     NotLive,
+    /// The permission the session is blocked on has no request identity: it cannot be answered
+    /// ([`permission_answerable`]).
+    Expired,
 }
 
 impl Refusal {
@@ -188,27 +206,57 @@ impl Refusal {
         match self {
             Refusal::Unknown => "live_question_unknown",
             Refusal::NotLive => "bundle_not_live",
+            Refusal::Expired => "permission_expired",
         }
     }
 }
 
-/// May the user answer or skip bundle `pending_id` now? `live` is the session's live bundle
-/// (`None`: none; `Err(())`: not known), as discovery finds it with this store's settled
-/// bundles hidden; `held` the phase of the bundle's attempt, if any. An attempt in flight is
+/// Whether the user can answer the permission a session is blocked on (SPEC §13): only one that
+/// carries its request identity (`metadata.request_id`: the server answers a permission by it).
+/// One without is shown as expired and offers nothing (the reference client's
+/// `parsePermission`), while the session still counts as blocked (SPEC §3).
+pub fn permission_answerable(flags: RowFlags) -> bool {
+    flags.identified()
+}
+
+/// A blocked permission's status as the user sees it: `expired` when it cannot be answered
+/// ([`permission_answerable`]), else its own.
+pub fn permission_shown(status: RequestStatus, flags: RowFlags) -> RequestStatus {
+    if status.is_pending() && !permission_answerable(flags) {
+        RequestStatus::Expired
+    } else {
+        status
+    }
+}
+
+/// What a permission respond may target: the permission the session is blocked on (SPEC §3)
+/// as `live` for [`may_start`] — its `pending_id` when it can be answered; `Err(Expired)` when it
+/// cannot; `Ok(None)` when none blocks the session.
+/// (`blocked`: its `pending_id` and whether it is [`permission_answerable`]).
+pub fn permission_target(blocked: Option<(Option<&str>, bool)>) -> Result<Option<&str>, Refusal> {
+    match blocked {
+        None => Ok(None),
+        Some((pending_id, true)) => Ok(pending_id),
+        Some((_, false)) => Err(Refusal::Expired),
+    }
+}
+
+/// May the user answer or skip bundle `pending_id` now (or answer permission `pending_id`)?
+/// `live` is the session's live bundle (`None`: none; `Err(Unknown)`: not known), as discovery
+/// finds it with this store's settled bundles hidden, or the [`permission_target`]; `held` the phase of the bundle's attempt, if any. An attempt in flight is
 /// returned instead of a second one; a settled bundle is never live, so it cannot start again;
 /// a refused or failed one can (the retry).
 pub fn may_start(
-    live: Result<Option<&str>, ()>,
+    live: Result<Option<&str>, Refusal>,
     pending_id: &str,
     held: Option<&Phase>,
 ) -> Result<Start, Refusal> {
     if matches!(held, Some(Phase::InFlight)) {
         return Ok(Start::InFlight);
     }
-    match live {
-        Err(()) => Err(Refusal::Unknown),
-        Ok(Some(live)) if live == pending_id => Ok(Start::New),
-        Ok(_) => Err(Refusal::NotLive),
+    match live? {
+        Some(live) if live == pending_id => Ok(Start::New),
+        _ => Err(Refusal::NotLive),
     }
 }
 
@@ -384,7 +432,86 @@ mod tests {
             success,
             claimed,
             outcome: outcome.and_then(ServerOutcome::parse),
+            gone: false,
         })
+    }
+
+    #[test]
+    fn a_permission_gone_by_its_error_code_is_no_longer_active_whatever_the_4xx() {
+        let gone_body = |code: &str| {
+            Some(ReplyBody {
+                success: Some(false),
+                gone: gone(code),
+                ..ReplyBody::default()
+            })
+        };
+        for code in [
+            "permission_not_found",
+            "permission_stale",
+            "permission_already_resolved",
+        ] {
+            assert_eq!(
+                classify(Transport::Reply(404, gone_body(code))),
+                Outcome::NoLongerActive
+            );
+            // A 5xx is still a failure: the request may not have been handled.
+            assert_eq!(
+                classify(Transport::Reply(500, gone_body(code))),
+                Outcome::Failed(Failure::Server)
+            );
+        }
+        // Another code is refused as before; an option not offered stays answerable.
+        assert_eq!(
+            classify(Transport::Reply(404, gone_body("not_found"))),
+            Outcome::Refused
+        );
+        assert_eq!(
+            classify(Transport::Reply(
+                400,
+                gone_body("permission_option_not_offered")
+            )),
+            Outcome::Refused
+        );
+    }
+
+    #[test]
+    fn only_a_permission_with_its_request_identity_can_be_answered() {
+        let identified = RowFlags::of(Some("req-1"), false);
+        let anonymous = RowFlags::of(None, false);
+        assert!(permission_answerable(identified));
+        assert!(!permission_answerable(anonymous));
+        assert!(!permission_answerable(RowFlags::of(Some(""), true)));
+        // Shown as expired while it blocks the session; a resolved one keeps its status.
+        assert_eq!(
+            permission_shown(RequestStatus::Pending, anonymous),
+            RequestStatus::Expired
+        );
+        assert_eq!(
+            permission_shown(RequestStatus::Pending, identified),
+            RequestStatus::Pending
+        );
+        assert_eq!(
+            permission_shown(RequestStatus::Approved, anonymous),
+            RequestStatus::Approved
+        );
+        assert_eq!(permission_target(None), Ok(None));
+        assert_eq!(permission_target(Some((Some("p1"), true))), Ok(Some("p1")));
+        assert_eq!(
+            permission_target(Some((Some("p1"), false))),
+            Err(Refusal::Expired)
+        );
+        assert_eq!(
+            may_start(permission_target(Some((Some("p1"), false))), "p1", None),
+            Err(Refusal::Expired)
+        );
+        assert_eq!(
+            may_start(permission_target(Some((Some("p1"), true))), "p1", None),
+            Ok(Start::New)
+        );
+        assert_eq!(
+            may_start(permission_target(Some((Some("p2"), true))), "p1", None),
+            Err(Refusal::NotLive)
+        );
     }
 
     #[test]
@@ -526,10 +653,13 @@ mod tests {
         );
         // Even when the live question is not known any more, an attempt in flight is returned.
         assert_eq!(
-            may_start(Err(()), "p1", Some(&Phase::InFlight)),
+            may_start(Err(Refusal::Unknown), "p1", Some(&Phase::InFlight)),
             Ok(Start::InFlight)
         );
-        assert_eq!(may_start(Err(()), "p1", None), Err(Refusal::Unknown));
+        assert_eq!(
+            may_start(Err(Refusal::Unknown), "p1", None),
+            Err(Refusal::Unknown)
+        );
         assert_eq!(may_start(Ok(None), "p1", None), Err(Refusal::NotLive));
         assert_eq!(may_start(Ok(Some("p2")), "p1", None), Err(Refusal::NotLive));
         // A failed or refused attempt can be retried.

@@ -237,16 +237,19 @@ pub fn visible_transcript<M: MessageRecord>(
 /// Permission (SPEC §3): scanning back from the newest (last) message within its turn (the whole
 /// array when it has no turn), the first `permission_request` found is pending.
 pub fn has_pending_permission<M: MessageRecord>(messages: &[M]) -> bool {
-    let Some(newest) = messages.last() else {
-        return false;
-    };
-    let boundary = newest.turn_id();
+    pending_permission(messages).is_some()
+}
+
+/// The `permission_request` a session is blocked on (SPEC §3), as [`has_pending_permission`]
+/// finds it: the row the permission answer and its respond are about (SPEC §13).
+pub fn pending_permission<M: MessageRecord>(messages: &[M]) -> Option<&M> {
+    let boundary = messages.last()?.turn_id();
     messages
         .iter()
         .rev()
         .filter(|m| boundary.is_none() || m.turn_id() == boundary)
         .find(|m| m.kind() == MessageKind::PermissionRequest)
-        .is_some_and(|m| m.status().is_pending())
+        .filter(|m| m.status().is_pending())
 }
 
 #[cfg(test)]
@@ -299,6 +302,7 @@ mod tests {
             status: RequestStatus::Pending,
             pending_id: Some(pending.into()),
             question_total: total,
+            flags: Default::default(),
             created_at: Timestamp::parse(at),
             updated_at: None,
         }

@@ -153,6 +153,19 @@ impl RequestStatus {
     pub const fn is_pending(self) -> bool {
         matches!(self, RequestStatus::Pending)
     }
+
+    /// The wire spelling (`other` for any other status).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RequestStatus::Pending => "pending",
+            RequestStatus::Answered => "answered",
+            RequestStatus::Approved => "approved",
+            RequestStatus::Rejected => "rejected",
+            RequestStatus::Expired => "expired",
+            RequestStatus::Cancelled => "cancelled",
+            RequestStatus::Other => "other",
+        }
+    }
 }
 
 /// The metadata flags of a turn (SPEC §1, "a flag is set" in SPEC §2).
@@ -185,6 +198,34 @@ pub trait MessageRecord {
     /// `metadata.question_total` when it is a number.
     fn question_total(&self) -> Option<f64>;
     fn created_at(&self) -> &Timestamp;
+    /// The row's [`RowFlags`] (`metadata.request_id`, `metadata.agent_disconnected`).
+    fn flags(&self) -> RowFlags {
+        RowFlags::default()
+    }
+}
+
+/// What a request row says besides its status (SPEC §13): whether it carries the identity the
+/// server answers it by (`metadata.request_id`, a non-empty string: a permission without one
+/// cannot be answered), and whether its agent is gone (`metadata.agent_disconnected`: a detached
+/// bundle).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RowFlags(pub u8);
+
+impl RowFlags {
+    pub const IDENTIFIED: u8 = 1;
+    pub const DETACHED: u8 = 2;
+
+    /// From `metadata.request_id` (present: a non-empty string) and `metadata.agent_disconnected`.
+    pub fn of(request_id: Option<&str>, detached: bool) -> RowFlags {
+        let identified = request_id.is_some_and(|r| !r.is_empty());
+        RowFlags(u8::from(identified) | if detached { Self::DETACHED } else { 0 })
+    }
+    pub const fn identified(self) -> bool {
+        self.0 & Self::IDENTIFIED != 0
+    }
+    pub const fn detached(self) -> bool {
+        self.0 & Self::DETACHED != 0
+    }
 }
 
 impl<T: TurnRecord + ?Sized> TurnRecord for &T {
@@ -285,6 +326,7 @@ pub struct Message {
     pub question_total: Option<f64>,
     pub created_at: Timestamp,
     pub updated_at: Option<Timestamp>,
+    pub flags: RowFlags,
 }
 
 impl MessageRecord for Message {
@@ -308,6 +350,9 @@ impl MessageRecord for Message {
     }
     fn created_at(&self) -> &Timestamp {
         &self.created_at
+    }
+    fn flags(&self) -> RowFlags {
+        self.flags
     }
 }
 

@@ -188,6 +188,7 @@ mod tests {
             status,
             pending_id: None,
             question_total: None,
+            flags: Default::default(),
             created_at: Timestamp::parse(T0),
             updated_at: None,
         }

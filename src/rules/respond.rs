@@ -901,6 +901,7 @@ mod tests {
             status: RequestStatus::parse(status),
             pending_id: Some(pending_id.into()),
             question_total: None,
+            flags: Default::default(),
             created_at: Timestamp::parse(T0),
             updated_at: None,
         }
@@ -914,6 +915,7 @@ mod tests {
             status: RequestStatus::parse(None),
             pending_id: None,
             question_total: None,
+            flags: Default::default(),
             created_at: Timestamp::parse(T1),
             updated_at: None,
         }
@@ -1466,6 +1468,7 @@ mod tests {
             status: RequestStatus::parse(status),
             pending_id: Some(pending_id.into()),
             question_total: None,
+            flags: Default::default(),
             created_at: Timestamp::parse(at),
             updated_at: None,
         }

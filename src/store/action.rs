@@ -2,10 +2,10 @@
 //! replies settled. Every step is a [`crate::rules::action`] call; this module holds the state.
 
 use crate::rules::action::{
-    classify, may_start, reply_counts, session_action_source, settles_now, ActionSource, Outcome,
+    classify, may_start, offered, permission_target, reply_counts, settles_now, Offered, Outcome,
     Phase, Refusal, Stale, Start, Transport,
 };
-use crate::rules::model::Revision;
+use crate::rules::model::{MessageRecord, Revision, SessionState};
 
 use super::{ProjectionStore, SessionId};
 
@@ -23,6 +23,8 @@ pub(super) struct Attempt {
     pub(super) id: u64,
     pub(super) session: SessionId,
     pub(super) pending_id: Box<str>,
+    /// A permission's respond (approve, deny); else a clarification bundle's.
+    pub(super) permission: bool,
     pub(super) phase: Phase,
 }
 
@@ -64,34 +66,68 @@ pub struct AttemptState<'a> {
 }
 
 impl<P: Clone> ProjectionStore<P> {
-    fn attempt_of(&self, session_id: &str, pending_id: &str) -> Option<&Attempt> {
-        self.attempts
-            .iter()
-            .rev()
-            .find(|a| &*a.session == session_id && &*a.pending_id == pending_id)
+    /// The newest attempt for `pending_id` of a session (of that kind, when `permission` is
+    /// given).
+    fn attempt_of(
+        &self,
+        session_id: &str,
+        pending_id: &str,
+        permission: Option<bool>,
+    ) -> Option<&Attempt> {
+        self.attempts.iter().rev().find(|a| {
+            &*a.session == session_id
+                && &*a.pending_id == pending_id
+                && permission.is_none_or(|p| p == a.permission)
+        })
     }
 
-    /// The session's live bundle as discovery finds it (settled bundles hidden); `Err` while
-    /// unknown.
+    /// What a respond may target now: the session's live bundle as discovery finds it (settled
+    /// bundles hidden), or for a permission its [`permission_target`]; `Err` while unknown or
+    /// not answerable.
     #[inline(never)]
-    fn live_bundle(&self, session_id: &str) -> Result<Option<&str>, ()> {
+    fn live_target(&self, session_id: &str, permission: bool) -> Result<Option<&str>, Refusal> {
+        if permission {
+            return match self.pending_permission(session_id).0 {
+                Some(blocked) => permission_target(blocked.map(|b| (b.pending_id, b.answerable))),
+                None => Err(Refusal::Unknown),
+            };
+        }
         match self.pending_clarification(session_id) {
             (Some(bundle), _) => Ok(bundle.and_then(|b| b.pending_id)),
-            (None, _) => Err(()),
+            (None, _) => Err(Refusal::Unknown),
         }
     }
 
     /// The user answers or skips bundle `pending_id` of a session (SPEC §13). A new attempt, or
     /// the one already in flight for the bundle (`fresh: false`: send nothing).
-    #[inline(never)]
     pub fn respond_start(
         &mut self,
         session_id: &str,
         pending_id: &str,
     ) -> Result<Started, Refusal> {
-        let held = self.attempt_of(session_id, pending_id);
+        self.start(session_id, pending_id, false)
+    }
+
+    /// The user approves or denies permission `pending_id`, the one the session is blocked on
+    /// (SPEC §13); as [`Self::respond_start`].
+    pub fn permission_start(
+        &mut self,
+        session_id: &str,
+        pending_id: &str,
+    ) -> Result<Started, Refusal> {
+        self.start(session_id, pending_id, true)
+    }
+
+    #[inline(never)]
+    fn start(
+        &mut self,
+        session_id: &str,
+        pending_id: &str,
+        permission: bool,
+    ) -> Result<Started, Refusal> {
+        let held = self.attempt_of(session_id, pending_id, Some(permission));
         match may_start(
-            self.live_bundle(session_id),
+            self.live_target(session_id, permission),
             pending_id,
             held.map(|a| &a.phase),
         )? {
@@ -116,6 +152,7 @@ impl<P: Clone> ProjectionStore<P> {
                     id,
                     session,
                     pending_id: pending_id.into(),
+                    permission,
                     phase: Phase::InFlight,
                 });
                 self.touch_session_with(session_id, false);
@@ -141,7 +178,7 @@ impl<P: Clone> ProjectionStore<P> {
         let index = self.attempts.iter().rposition(|a| a.id == attempt);
         let held = index.and_then(|i| self.attempts.get(i)).and_then(|a| {
             // The bundle's current attempt is the newest one for it.
-            let current = self.attempt_of(&a.session, &a.pending_id)?;
+            let current = self.attempt_of(&a.session, &a.pending_id, Some(a.permission))?;
             Some((current.id, &a.phase))
         });
         if let Err(stale) = reply_counts(attempt, held) {
@@ -158,7 +195,11 @@ impl<P: Clone> ProjectionStore<P> {
                 stale: Some(Stale::UnknownAttempt),
             };
         };
-        let (session, pending_id) = (entry.session.clone(), entry.pending_id.clone());
+        let (session, pending_id, permission) = (
+            entry.session.clone(),
+            entry.pending_id.clone(),
+            entry.permission,
+        );
         entry.phase = if outcome.settles() {
             Phase::Settled {
                 outcome,
@@ -167,7 +208,7 @@ impl<P: Clone> ProjectionStore<P> {
         } else {
             Phase::Open(outcome)
         };
-        let still_live = self.live_bundle(&session) == Ok(Some(&*pending_id));
+        let still_live = self.live_target(&session, permission) == Ok(Some(&*pending_id));
         let applied = settles_now(outcome, still_live);
         if applied {
             if let Some(entry) = self.sessions.get_mut(&*session) {
@@ -193,11 +234,40 @@ impl<P: Clone> ProjectionStore<P> {
     /// Where the respond of a bundle stands: its newest attempt, `None` when none was started
     /// (or it was forgotten).
     pub fn respond_state(&self, session_id: &str, pending_id: &str) -> Option<AttemptState<'_>> {
-        self.attempt_of(session_id, pending_id)
+        self.attempt_of(session_id, pending_id, None)
             .map(|a| AttemptState {
                 attempt: a.id,
                 phase: &a.phase,
             })
+    }
+
+    /// What the user may do in a session now (SPEC §13, [`offered`]): `None` while its live
+    /// question or its state is not known. A bundle is detached when a member row says
+    /// `agent_disconnected`.
+    pub fn offered_actions(&self, session_id: &str) -> Option<Offered> {
+        let entry = self.sessions.get(session_id)?;
+        let state = entry.state?;
+        let (bundle, _) = self.pending_clarification(session_id);
+        let live = bundle?.map(|b| {
+            let detached =
+                entry.messages.discovery_candidates().iter().any(|r| {
+                    r.pending_id_str() == b.pending_id && MessageRecord::flags(r).detached()
+                });
+            let in_flight = b.pending_id.is_some_and(|p| {
+                matches!(
+                    self.attempt_of(session_id, p, Some(false))
+                        .map(|a| &a.phase),
+                    Some(Phase::InFlight)
+                )
+            });
+            (detached, in_flight)
+        });
+        Some(offered(
+            state == SessionState::Running,
+            live.map(|(detached, _)| detached),
+            live.is_some_and(|(_, in_flight)| in_flight),
+            !state.is_terminal(),
+        ))
     }
 
     /// The bundles of a session the user's replies settled.
@@ -205,14 +275,5 @@ impl<P: Clone> ProjectionStore<P> {
         self.sessions
             .get(session_id)
             .map_or(&[], |e| e.settled.as_slice())
-    }
-
-    /// Whether a session's settled bundles make its rows, not its held projection, decide its
-    /// pending action ([`session_action_source`]).
-    pub(super) fn rows_decide(entry: &super::session::SessionEntry) -> bool {
-        entry.settled.iter().any(|s| {
-            session_action_source(s.position.as_ref(), entry.projection.revision.as_ref())
-                == ActionSource::Rows
-        })
     }
 }

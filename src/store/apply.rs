@@ -89,7 +89,8 @@ impl<P: Clone> ProjectionStore<P> {
         let mut late = Vec::new();
         for session in sessions {
             if self.removed_input(session.id(), None) {
-                incoming.push(SessionId::from(session.id()));
+                // A deleted session (or one of a removed task) is not listed again, whatever
+                // the list's age (SPEC §5).
                 distinct = false;
                 continue;
             }

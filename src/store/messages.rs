@@ -25,14 +25,14 @@ use hashbrown::HashTable;
 
 use super::hash::{FxBuildHasher, HashMap};
 
-use crate::rules::model::{Message, MessageKind, RequestStatus, Revision};
+use crate::rules::model::{Message, MessageKind, RequestStatus, Revision, RowFlags};
 use crate::rules::time::Timestamp;
 
 use super::arena::{BlockList, Chunked, Ids};
 use super::packed::Times;
 use super::remembered::Remembered;
 
-use self::slots::{ClarificationInfo, Names, Row};
+use self::slots::{Names, RequestInfo, Row};
 use self::turns::TurnStat;
 pub(crate) use self::view::RowView;
 
@@ -48,6 +48,7 @@ pub struct MessageParts<'a> {
     pub question_total: Option<f64>,
     pub created_at: &'a Timestamp,
     pub updated_at: Option<&'a Timestamp>,
+    pub flags: RowFlags,
 }
 
 impl<'a> From<&'a Message> for MessageParts<'a> {
@@ -61,6 +62,7 @@ impl<'a> From<&'a Message> for MessageParts<'a> {
             question_total: message.question_total,
             created_at: &message.created_at,
             updated_at: message.updated_at.as_ref(),
+            flags: message.flags,
         }
     }
 }
@@ -201,7 +203,7 @@ struct Index {
     pub turns: Names,
     pending_ids: Names,
     per_turn: HashMap<u32, TurnStat>,
-    clarifications: HashMap<u32, ClarificationInfo>,
+    requests_info: HashMap<u32, RequestInfo>,
     /// The clarification slots of each pending id (interned; rows without one are not listed).
     per_pending: HashMap<u32, Vec<u32>>,
     /// Ids deleted by a WebSocket event, with the delete's revision: the newest [`TOMBSTONES`]
@@ -225,7 +227,7 @@ impl Default for Index {
             turns: Names::default(),
             pending_ids: Names::default(),
             per_turn: HashMap::default(),
-            clarifications: HashMap::default(),
+            requests_info: HashMap::default(),
             per_pending: HashMap::default(),
             tombstones: Remembered::new(TOMBSTONES),
         }
@@ -249,9 +251,9 @@ impl Index {
             self.turns.bytes(),
             self.pending_ids.bytes(),
             // Key, value and control byte per bucket.
-            self.clarifications
+            self.requests_info
                 .capacity()
-                .saturating_mul(std::mem::size_of::<(u32, ClarificationInfo)>().saturating_add(1)),
+                .saturating_mul(std::mem::size_of::<(u32, RequestInfo)>().saturating_add(1)),
             self.times.heap_bytes(),
             // Bundle lists: a slot per clarification row with a pending id, plus the map.
             self.per_pending

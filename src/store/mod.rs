@@ -44,6 +44,7 @@ pub use inputs::{
     TaskInput, TurnEvent,
 };
 pub use messages::MessageParts;
+pub use queries::BlockedPermission;
 pub use reason::Reason;
 use rejections::Rejections;
 use remembered::Remembered;

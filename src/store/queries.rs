@@ -8,14 +8,13 @@ use super::messages::RowView;
 use super::session::{SessionEntry, SessionRef};
 use super::tasks::{HeldSummary, TaskEntry};
 use super::{Bundle, ProjectionStore, Reason};
+use crate::rules::action::{open_after_delete, permission_answerable, permission_shown};
 use crate::rules::clarification;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
 use crate::rules::knowledge::{self, Knowledge, SessionInputs, TaskInputs};
-use crate::rules::model::PendingAction;
+use crate::rules::model::{MessageRecord, PendingAction, RequestStatus};
 use crate::rules::owner::{resolve_owner, Owner, TaskMark};
-use crate::rules::pending::{
-    effective_task_pending_action, session_pending_action_with, task_pending_action,
-};
+use crate::rules::pending::{effective_task_pending_action, task_pending_action};
 use crate::rules::turn::{current_turn, CurrentTurn};
 
 /// What discovery found in a session ([`ProjectionStore::discover`]).
@@ -47,15 +46,15 @@ impl<'a> Discovery<'a> {
 }
 
 /// `rows` with the session's settled bundles marked (SPEC §13: their rows count as answered).
-fn settled_rows<'a>(entry: &SessionEntry, mut rows: Vec<RowView<'a>>) -> Vec<RowView<'a>> {
-    if !entry.settled.is_empty() {
-        for row in &mut rows {
-            row.settled = row
-                .pending_id_str()
-                .is_some_and(|p| entry.settled.iter().any(|s| &*s.pending_id == p));
-        }
-    }
-    rows
+/// The permission a session is blocked on (`pendingPermission`, SPEC §3 and §13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockedPermission<'a> {
+    pub message_id: &'a str,
+    pub pending_id: Option<&'a str>,
+    /// Its status as the user sees it: `expired` when it cannot be answered.
+    pub shown: RequestStatus,
+    /// Whether the user can answer it (it carries its request identity).
+    pub answerable: bool,
 }
 
 impl<P: Clone> ProjectionStore<P> {
@@ -151,17 +150,12 @@ impl<P: Clone> ProjectionStore<P> {
             Err(answer) => return answer,
         };
         match entry.projection.action {
-            Some(action) if !Self::rows_decide(entry) => {
+            Some(action) if !entry.rows_decide() => {
                 return (Some(action), Reason::AuthoritativeProjection)
             }
             _ => {}
         }
-        let (action, why) = session_pending_action_with(
-            entry.state,
-            entry.turns.as_deref(),
-            |turn| entry.messages.references(turn),
-            |turn| settled_rows(entry, entry.messages.turn_requests(turn)).into_iter(),
-        );
+        let (action, why) = entry.rows_action();
         (Some(action), Reason::SessionAction(why))
     }
 
@@ -192,8 +186,8 @@ impl<P: Clone> ProjectionStore<P> {
                 };
                 return discovery;
             }
-            Considered::Turn(turn) => settled_rows(entry, entry.messages.turn_requests(turn)),
-            Considered::All => settled_rows(entry, entry.messages.discovery_candidates()),
+            Considered::Turn(turn) => entry.settled_rows(entry.messages.turn_requests(turn)),
+            Considered::All => entry.settled_rows(entry.messages.discovery_candidates()),
         };
         discovery.request = pending_request(&discovery.candidates, Some(&scope));
         if discovery.request.is_none() {
@@ -231,13 +225,31 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Whether the session is blocked on a permission (SPEC §3); `None` while unknown.
     pub fn has_pending_permission(&self, session_id: &str) -> (Option<bool>, Reason) {
-        let entry = match self.known_session(session_id, knowledge::session_rows, false) {
+        let (blocked, why) = self.pending_permission(session_id);
+        (blocked.map(|b| b.is_some()), why)
+    }
+
+    /// The permission the session is blocked on (SPEC §3, its bundle settled by the user's
+    /// reply counted as answered, SPEC §13): `Some(None)` when none, `None` while unknown.
+    pub fn pending_permission(
+        &self,
+        session_id: &str,
+    ) -> (Option<Option<BlockedPermission<'_>>>, Reason) {
+        let entry = match self.known_session(session_id, knowledge::session_rows, None) {
             Ok(entry) => entry,
             Err(answer) => return answer,
         };
-        let blocked =
-            clarification::has_pending_permission(&entry.messages.permission_candidates());
-        let why = if blocked {
+        let rows = entry.settled_rows(entry.messages.permission_candidates());
+        let blocked = clarification::pending_permission(&rows).map(|row| {
+            let flags = MessageRecord::flags(row);
+            BlockedPermission {
+                message_id: row.id_str(),
+                pending_id: row.pending_id_str(),
+                shown: permission_shown(row.row.status, flags),
+                answerable: permission_answerable(flags),
+            }
+        });
+        let why = if blocked.is_some() {
             Reason::NewestPermissionPending
         } else {
             Reason::NoPendingPermission
@@ -298,6 +310,19 @@ impl<P: Clone> ProjectionStore<P> {
         }
     }
 
+    /// Which session to open after the user deleted `deleted` while `open` was open (SPEC §13,
+    /// [`open_after_delete`]): the first remaining session of the task's list (the server lists
+    /// newest first); `None` while the task's session list is not known.
+    pub fn session_after_delete<'s>(
+        &'s self,
+        task_id: &str,
+        open: Option<&'s str>,
+        deleted: &str,
+    ) -> Option<Option<&'s str>> {
+        let list = self.tasks.get(task_id)?.sessions.as_ref()?;
+        Some(open_after_delete(open, deleted, list.iter().map(|s| &**s)))
+    }
+
     /// The task's effective pending action (see [`Self::effective_action`]); `None` while
     /// unknown (SPEC §11).
     pub fn task_pending_action(&self, task_id: &str) -> (Option<Option<PendingAction>>, Reason) {
@@ -330,10 +355,12 @@ impl<P: Clone> ProjectionStore<P> {
         preferred: Option<&'p str>,
     ) -> Option<&'p str> {
         preferred.filter(|p| {
-            self.sessions
-                .get(*p)
-                .and_then(|s| s.task_id.as_deref())
-                .is_none_or(|t| t == task_id)
+            !self.is_removed_session(p)
+                && self
+                    .sessions
+                    .get(*p)
+                    .and_then(|s| s.task_id.as_deref())
+                    .is_none_or(|t| t == task_id)
         })
     }
 

@@ -5,12 +5,14 @@
 use std::cell::Cell;
 use std::sync::Arc;
 
-use super::messages::MessageIndex;
+use super::messages::{MessageIndex, RowView};
 use super::{Reason, SessionId};
 use crate::hash::IdIndex;
+use crate::rules::action::{session_action_source, ActionSource};
 use crate::rules::knowledge::SessionInputs;
 use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
+use crate::rules::pending::{session_pending_action_with, SessionActionReason};
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
 use crate::rules::time::Timestamp;
 use crate::rules::turn::{CurrentTurn, TurnReason};
@@ -249,6 +251,43 @@ pub(super) struct SessionRef<'a> {
     pub(super) entry: &'a SessionEntry,
 }
 
+impl SessionEntry {
+    /// `rows` with each row of a bundle the user's reply settled marked so (SPEC §13: it counts
+    /// as answered).
+    pub(super) fn settled_rows<'a>(&self, mut rows: Vec<RowView<'a>>) -> Vec<RowView<'a>> {
+        if !self.settled.is_empty() {
+            for row in &mut rows {
+                row.settled = row
+                    .pending_id_str()
+                    .is_some_and(|p| self.settled.iter().any(|s| &*s.pending_id == p));
+            }
+        }
+        rows
+    }
+
+    /// Whether the session's settled bundles make its rows, not its held projection, decide its
+    /// pending action ([`session_action_source`]).
+    pub(super) fn rows_decide(&self) -> bool {
+        self.settled.iter().any(|s| {
+            session_action_source(s.position.as_ref(), self.projection.revision.as_ref())
+                == ActionSource::Rows
+        })
+    }
+
+    /// The session's pending action by its rows (SPEC §4), settled bundles counted as answered.
+    pub(super) fn rows_action(&self) -> (Option<PendingAction>, SessionActionReason) {
+        session_pending_action_with(
+            self.state,
+            self.turns.as_deref(),
+            |turn| self.messages.references(turn),
+            |turn| {
+                self.settled_rows(self.messages.turn_requests(turn))
+                    .into_iter()
+            },
+        )
+    }
+}
+
 impl SessionRecord for SessionRef<'_> {
     fn id(&self) -> &str {
         self.id
@@ -262,7 +301,12 @@ impl SessionRecord for SessionRef<'_> {
     fn is_primary(&self) -> bool {
         self.entry.is_primary
     }
+    /// The held projection; while the user's settled answer is newer than it (SPEC §13), the
+    /// rows' word, so the task's action and its pending owner follow the answer at once.
     fn action(&self) -> Option<PendingAction> {
+        if self.entry.rows_decide() {
+            return self.entry.rows_action().0;
+        }
         self.entry.projection.action.flatten()
     }
 }

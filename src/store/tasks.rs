@@ -112,6 +112,34 @@ impl<P: Clone> ProjectionStore<P> {
         self.removals = self.version;
     }
 
+    /// The session was deleted (SPEC §5: `session.deleted`, or the reply of the app's delete): a
+    /// tombstone, as for a deleted message. It leaves its task's session list, its answers are
+    /// known and clean, the owner rule never picks it, and later-arriving inputs about it
+    /// (an older session list included) are dropped.
+    pub fn delete_session(&mut self, session_id: &str) -> Reason {
+        let known = self.sessions.contains_key(session_id);
+        let newly = !self.removed_sessions.contains(session_id);
+        let mut listed = Vec::new();
+        for (task_id, task) in &mut self.tasks {
+            if let Some(list) = task.sessions.as_mut() {
+                let before = list.len();
+                list.retain(|s| &**s != session_id);
+                if list.len() != before {
+                    listed.push(task_id.clone());
+                }
+            }
+        }
+        for task_id in listed {
+            self.touch_task(&task_id);
+        }
+        self.remove_session(session_id);
+        if known || newly {
+            Reason::Applied
+        } else {
+            Reason::Unchanged
+        }
+    }
+
     /// WebSocket: `task.status_summary.updated`: replaces the held summary only when nothing is
     /// held or the incoming revision is strictly greater (SPEC §7).
     pub fn apply_status_summary_event(

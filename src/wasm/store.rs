@@ -222,6 +222,12 @@ impl JsProjectionStore {
         self.mutate_tape(|s, t| api::remove_task(s, &t.arg(0)))
     }
 
+    /// `removeSession(sessionId)`.
+    #[wasm_bindgen(js_name = removeSession, skip_typescript)]
+    pub fn remove_session(&self) -> Result<(), JsValue> {
+        self.mutate_tape(|s, t| api::remove_session(s, &t.arg(0)))
+    }
+
     /// `__hello()`: a `server.hello` frame's payload (on the tape), for `applyFrame`; whether the
     /// client refetches its REST state (`lastReason()`: `first_hello`, `same_epoch`, `new_epoch`).
     // Also `resumed` (no refetch). The payload's `stream` and `offset` are validated here, and
@@ -342,12 +348,18 @@ impl JsProjectionStore {
 
     // ---- the user's actions (SPEC §13) ----------------------------------------------------------
 
-    /// `respondStart(sessionId, pendingId)` → `{ attempt, fresh }`, or the refusal's code (a
-    /// string: `store.js` throws it).
+    /// `respondStart(sessionId, pendingId, kind?)` → `{ attempt, fresh }`, or the refusal's code
+    /// (a string: `store.js` throws it).
     #[wasm_bindgen(js_name = respondStart, skip_typescript)]
     pub fn respond_start(&self) -> JsResult {
-        let started =
-            with_tape(|t| api::respond_start(&mut self.store.borrow_mut(), &t.arg(0), &t.arg(1)))?;
+        let started = with_tape(|t| {
+            api::respond_start(
+                &mut self.store.borrow_mut(),
+                &t.arg(0),
+                &t.arg(1),
+                &t.arg(2),
+            )
+        })?;
         Ok(match started {
             Ok(started) => {
                 let object = Object::new();
@@ -415,6 +427,62 @@ impl JsProjectionStore {
         let outcome = outcome.map_or(JsValue::NULL, |o| JsValue::from_str(o.as_str()));
         set(&object, "outcome", &outcome);
         Ok(object.into())
+    }
+
+    /// `sessionAfterDelete(taskId, openSessionId, deletedSessionId)` → the session to open,
+    /// `null` for none, `undefined` while the task's session list is not known.
+    #[wasm_bindgen(js_name = sessionAfterDelete, skip_typescript)]
+    pub fn session_after_delete(&self) -> JsResult {
+        let store = self.store.borrow();
+        let after = with_tape(|t| {
+            let task = api::id(&t.arg(0), "taskId")?;
+            let open = api::optional_id(&t.arg(1), "openSessionId")?;
+            let deleted = api::id(&t.arg(2), "deletedSessionId")?;
+            Ok(store
+                .session_after_delete(&task, open.as_deref(), &deleted)
+                .map(|s| s.map(String::from)))
+        })?;
+        Ok(match after {
+            None => JsValue::UNDEFINED,
+            Some(None) => JsValue::NULL,
+            Some(Some(id)) => JsValue::from_str(&id),
+        })
+    }
+
+    /// `offeredActions(sessionId)` → `{ respond, cancel, send }`, or `undefined` while not known.
+    #[wasm_bindgen(js_name = offeredActions, skip_typescript)]
+    pub fn offered_actions(&self) -> JsResult {
+        let store = self.store.borrow();
+        let session = with_tape(|t| api::id(&t.arg(0), "sessionId"))?;
+        let Some(offered) = store.offered_actions(&session) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let object = Object::new();
+        set(&object, "respond", &JsValue::from_bool(offered.respond));
+        set(&object, "cancel", &JsValue::from_bool(offered.cancel));
+        set(&object, "send", &JsValue::from_bool(offered.send));
+        Ok(object.into())
+    }
+
+    /// `pendingPermission(sessionId)` → `{ messageId, pendingId, status, answerable }`, `null`
+    /// (none blocks the session) or `undefined` (not known yet).
+    #[wasm_bindgen(js_name = pendingPermission, skip_typescript)]
+    pub fn pending_permission(&self) -> JsResult {
+        let store = self.store.borrow();
+        let session = with_tape(|t| api::id(&t.arg(0), "sessionId"))?;
+        Ok(match store.pending_permission(&session).0 {
+            None => JsValue::UNDEFINED,
+            Some(None) => JsValue::NULL,
+            Some(Some(p)) => {
+                let object = Object::new();
+                set(&object, "messageId", &JsValue::from_str(p.message_id));
+                let pending = p.pending_id.map_or(JsValue::NULL, JsValue::from_str);
+                set(&object, "pendingId", &pending);
+                set(&object, "status", &JsValue::from_str(p.shown.as_str()));
+                set(&object, "answerable", &JsValue::from_bool(p.answerable));
+                object.into()
+            }
+        })
     }
 
     // ---- notification, lifecycle ---------------------------------------------------------------

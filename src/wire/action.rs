@@ -6,7 +6,7 @@
 //! not a guess. Its `session.pending_action_revision` is the settlement's position.
 
 use crate::error::{WireError, WireErrorKind};
-use crate::rules::action::{ReplyBody, ServerOutcome, Transport};
+use crate::rules::action::{gone, ReplyBody, ServerOutcome, Transport};
 use crate::rules::model::Revision;
 
 use super::decode::{invalid_type, object, optional_object, revision};
@@ -68,10 +68,13 @@ pub fn reply<W: Wire>(
             ))
         }
     };
+    // `error.code`: only its text is read (a body's error of another shape says nothing).
+    let code = body.get("error").get("code");
     let parsed = ReplyBody {
         success: flag("success")?,
         claimed: flag("claimed")?,
         outcome,
+        gone: code.string().is_some_and(|c| gone(c.as_ref())),
     };
     let session_path = body_path.key("session");
     let session = body.get("session");

@@ -4,7 +4,7 @@
 use crate::error::{WireError, WireErrorKind};
 use crate::rules::clarification::Scope;
 use crate::rules::model::{
-    Message, MessageKind, PendingAction, RequestStatus, Revision, Session, SessionState,
+    Message, MessageKind, PendingAction, RequestStatus, Revision, RowFlags, Session, SessionState,
     StatusSummary, Task, Turn, TurnFlags,
 };
 use crate::rules::revision::PendingProjection;
@@ -329,6 +329,8 @@ pub struct MessageFields {
     pub question_total: Option<f64>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
+    /// `metadata.request_id` and `metadata.agent_disconnected`, as [`RowFlags::of`] reads them.
+    pub flags: RowFlags,
 }
 
 impl MessageFields {
@@ -348,6 +350,7 @@ impl MessageFields {
             status: meaning.status,
             pending_id: meaning.pending_id.map(str::to_owned),
             question_total: self.question_total,
+            flags: self.flags,
             created_at: meaning.created_at,
             updated_at: meaning.updated_at,
             id: self.id,
@@ -420,6 +423,15 @@ pub fn message<W: Wire>(value: &W, path: &Path<'_>) -> Result<Message, WireError
             &metadata_path.key("pending_id"),
         )?,
         question_total: metadata.get("question_total").number(),
+        flags: RowFlags::of(
+            optional_text(
+                &metadata.get("request_id"),
+                &metadata_path.key("request_id"),
+            )?
+            .as_ref()
+            .map(AsRef::as_ref),
+            flag(&metadata.get("agent_disconnected")),
+        ),
         created_at: optional_timestamp_text(&value.get("created_at"), &path.key("created_at"))?,
         updated_at: optional_timestamp_text(&value.get("updated_at"), &path.key("updated_at"))?,
     };

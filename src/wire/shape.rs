@@ -201,7 +201,8 @@ pub const MESSAGE_METADATA: Shape = Shape::new(
         opt("question_id", I, TEXT),
         opt("question_index", I, "number | null"),
         opt("question_total", L, "number | null"),
-        opt("agent_disconnected", I, FLAG),
+        opt("request_id", L, TEXT),
+        opt("agent_disconnected", L, FLAG),
     ],
 );
 
@@ -390,6 +391,9 @@ pub const HELLO_FRAME: Shape = Shape::new("", &[arg("type", L), arg("payload", o
 pub const TASK_DELETED: Shape =
     Shape::new("TASK_DELETED", &[arg("task_id", L)]).doc("`task.deleted`'s payload.");
 
+pub const SESSION_DELETED: Shape =
+    Shape::new("SESSION_DELETED", &[arg("session_id", L)]).doc("`session.deleted`'s payload.");
+
 pub const TASK_INPUT: Shape = Shape::new(
     "TASK_INPUT",
     &[
@@ -476,12 +480,15 @@ pub const SETTLE_OUTCOME: Shape = Shape::new(
 
 const RESPOND_SESSION: Shape = Shape::new("", &[arg("pending_action_revision", obj(&REVISION))]);
 
+const RESPOND_ERROR: Shape = Shape::new("", &[arg("code", L)]);
+
 const RESPOND_BODY: Shape = Shape::new(
     "",
     &[
         arg("success", L),
         arg("claimed", L),
         arg("outcome", L),
+        arg("error", obj(&RESPOND_ERROR)),
         arg("session", obj(&RESPOND_SESSION)),
     ],
 );
@@ -631,6 +638,7 @@ pub const SCHEMAS: &[Schema] = &[
     named(&SUMMARY_EVENT),
     named(&HELLO),
     named(&TASK_DELETED),
+    named(&SESSION_DELETED),
     named(&TASK_INPUT),
     list("MESSAGES", MESSAGES),
     list("TURNS", TURNS),

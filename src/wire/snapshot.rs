@@ -4,7 +4,7 @@
 //! `version` is refused first (`unsupported_version`).
 
 use crate::error::{WireError, WireErrorKind};
-use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
+use crate::rules::model::{Message, PendingAction, Revision, RowFlags, SessionState, Turn};
 use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
 use crate::store::rejections::{Input, Rejection, Rev};
@@ -191,15 +191,16 @@ fn turns<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Turn>, WireError> {
     each(value, path, &turn)
 }
 
-/// `[id, turn, kind, status, pending_id, gate, created_at, updated_at]`: `turn` an index into the
-/// session's `turns`, a turn id, or null; `kind` and `status` integer codes; `updated_at` `true`
-/// when it equals `created_at`.
+/// `[id, turn, kind, status, pending_id, gate, created_at, updated_at, flags?]`: `turn` an index
+/// into the session's `turns`, a turn id, or null; `kind` and `status` integer codes; `updated_at`
+/// `true` when it equals `created_at`; `flags` the row's [`RowFlags`], absent when none.
 #[inline(never)]
 fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Message, WireError> {
-    if list(value, path)? != 8 {
+    let len = list(value, path)?;
+    if len != 8 && len != 9 {
         return Err(invalid(
             path,
-            "expected [id, turn, kind, status, pending_id, gate, created_at, updated_at]",
+            "expected [id, turn, kind, status, pending_id, gate, created_at, updated_at, flags?]",
         ));
     }
     let (turn, turn_path) = (value.at(1), path.index(1));
@@ -249,6 +250,15 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
         question_total,
         created_at,
         updated_at,
+        flags: if len == 9 {
+            let flags_path = path.index(8);
+            match code(&value.at(8), &flags_path)? {
+                flags @ 1..=3 => RowFlags(u8::try_from(flags).unwrap_or_default()),
+                _ => return Err(invalid(&flags_path, "not row flags (1, 2, 3)")),
+            }
+        } else {
+            RowFlags::default()
+        },
     })
 }
 

@@ -15,13 +15,18 @@ pub fn id<W: Wire>(value: &W, name: &'static str) -> Result<String, WireError> {
     decode::string(value, &Path::Root(name))
 }
 
+/// An optional id argument (`undefined` or `null`: none).
+pub fn optional_id<W: Wire>(value: &W, name: &'static str) -> Result<Option<String>, WireError> {
+    decode::optional_string(value, &Path::Root(name))
+}
+
 /// The `(taskId, preferredSessionId?)` arguments of `pendingOwner` and `explainOwner`.
 pub fn owner_args<W: Wire>(
     task_id: &W,
     preferred: &W,
 ) -> Result<(String, Option<String>), WireError> {
     let task_id = id(task_id, "taskId")?;
-    let preferred = decode::optional_string(preferred, &Path::Root("preferredSessionId"))?;
+    let preferred = optional_id(preferred, "preferredSessionId")?;
     Ok((task_id, preferred))
 }
 
@@ -129,6 +134,15 @@ pub fn apply_task_updated<W: Wire + Clone, P: Clone>(
 ) -> Result<Reason, WireError> {
     let task = events::task_input(payload, &Path::Root("payload"))?;
     Ok(store.apply_task_updated(task.map_payload(payload_of)))
+}
+
+/// `removeSession(sessionId)`: the session was deleted (SPEC §5).
+pub fn remove_session<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    session_id: &W,
+) -> Result<Reason, WireError> {
+    let session_id = id(session_id, "sessionId")?;
+    Ok(store.delete_session(&session_id))
 }
 
 /// `removeTask(taskId)`.
@@ -323,7 +337,7 @@ pub fn set_active_task<W: Wire, P: Clone>(
 
 /// The inputs of the store API [`dispatch`] makes by name, as the JS class names them: the calls
 /// that change the state. A trace records these (and [`FRAME`]).
-pub const INPUTS: [&str; 15] = [
+pub const INPUTS: [&str; 16] = [
     "applySessionList",
     "applyTurnList",
     "applyMessagePage",
@@ -334,6 +348,7 @@ pub const INPUTS: [&str; 15] = [
     "applyStatusSummaryEvent",
     "applyTaskUpdated",
     "removeTask",
+    "removeSession",
     "applyTaskSnapshot",
     "beginTaskFetch",
     "beginSelection",
@@ -374,15 +389,32 @@ pub enum CallError {
     Refused(crate::rules::action::Refusal),
 }
 
-/// `respondStart(sessionId, pendingId)` (SPEC §13): the attempt, or why it may not start.
+/// `respondStart(sessionId, pendingId, kind?)` (SPEC §13): the attempt, or why it may not start.
+/// `kind` is `"clarification"` (the default: a bundle) or `"permission"`.
 pub fn respond_start<W: Wire, P: Clone>(
     store: &mut ProjectionStore<P>,
     session_id: &W,
     pending_id: &W,
+    kind: &W,
 ) -> Result<Result<crate::store::Started, crate::rules::action::Refusal>, WireError> {
     let session_id = id(session_id, "sessionId")?;
     let pending_id = id(pending_id, "pendingId")?;
-    Ok(store.respond_start(&session_id, &pending_id))
+    let permission = match kind.string().as_ref().map(AsRef::as_ref) {
+        None if kind.is_undefined() => false,
+        Some("clarification") => false,
+        Some("permission") => true,
+        _ => {
+            return Err(WireError::from(WireErrorKind::InvalidValue {
+                field: "kind".into(),
+                problem: "expected \"clarification\" or \"permission\"".into(),
+            }))
+        }
+    };
+    Ok(if permission {
+        store.permission_start(&session_id, &pending_id)
+    } else {
+        store.respond_start(&session_id, &pending_id)
+    })
 }
 
 /// `respondReply(attempt, reply)` (SPEC §13; the reply's shape: [`super::action::reply`]).
@@ -497,6 +529,7 @@ pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
         }
         "applyTaskUpdated" => applied(apply_task_updated(store, &arg(0), payload_of)?),
         "removeTask" => applied(remove_task(store, &arg(0))?),
+        "removeSession" => applied(remove_session(store, &arg(0))?),
         "applyTaskSnapshot" => applied(apply_task_snapshot(store, &arg(0), &arg(1), payload_of)?),
         FRAME => {
             // Only `server.hello` (a trace records the others as the apply call `applyFrame`
@@ -510,7 +543,7 @@ pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
             applied(Reason::Hello(apply_hello(store, &frame.get("payload"))?))
         }
         "beginTaskFetch" => Ok(Outcome::Token(store.begin_task_fetch())),
-        "respondStart" => match respond_start(store, &arg(0), &arg(1))? {
+        "respondStart" => match respond_start(store, &arg(0), &arg(1), &arg(2))? {
             Ok(started) => Ok(Outcome::Started(started)),
             Err(refusal) => Err(CallError::Refused(refusal)),
         },

@@ -652,6 +652,7 @@ fn rule_message(m: &SimMessage) -> Message {
         status: RequestStatus::parse(Some(m.status)),
         pending_id: m.pending_id.clone(),
         question_total: m.total.map(f64::from),
+        flags: Default::default(),
         created_at: Timestamp::parse(&ts(m.created_at)),
         updated_at: Some(Timestamp::parse(&ts(m.updated_at))),
     }

@@ -1,5 +1,5 @@
 //! Row storage and lookup of the message index: the 32-byte [`Row`] in its slab (with the
-//! [`ClarificationInfo`] only clarification rows carry), the id text in the arena, the hash table
+//! [`RequestInfo`] only request rows carry), the id text in the arena, the hash table
 //! from an id to its slot, the creation order the rows sort by, and the interned turn and pending
 //! ids ([`Names`]).
 
@@ -8,7 +8,7 @@ use std::hash::BuildHasher;
 
 use crate::store::hash::{FxBuildHasher, HashMap};
 
-use crate::rules::model::{MessageKind, RequestStatus};
+use crate::rules::model::{MessageKind, RequestStatus, RowFlags};
 
 use super::{Index, NONE};
 use crate::store::arena::{IdPlace, Ids, Place};
@@ -55,11 +55,12 @@ impl Row {
     }
 }
 
-/// What only clarification rows carry.
+/// What only request rows (clarifications and permissions) carry.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct ClarificationInfo {
+pub(super) struct RequestInfo {
     pub(super) pending: u32,
     pub(super) question_total: Option<f64>,
+    pub(super) flags: RowFlags,
 }
 
 /// Interned strings of one session (turn ids, pending ids).

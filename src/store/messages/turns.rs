@@ -79,7 +79,7 @@ impl Index {
             .unwrap_or_default();
         let mut pending: Vec<u32> = slots
             .iter()
-            .filter_map(|s| self.clarifications.get(s))
+            .filter_map(|s| self.requests_info.get(s))
             .map(|info| info.pending)
             .filter(|&p| p != NONE)
             .collect();

@@ -5,7 +5,7 @@
 use crate::rules::model::{MessageKind, Revision};
 use crate::rules::order::{row_is_stale, stronger_tombstone};
 
-use super::slots::{hash_id, ClarificationInfo, Row, FREE_ROW};
+use super::slots::{hash_id, RequestInfo, Row, FREE_ROW};
 use super::{Index, MessageParts, Upsert, NONE};
 use crate::store::packed::ABSENT;
 
@@ -21,11 +21,12 @@ impl Index {
     /// Inserts or replaces a message. A stale update (older `updated_at`) is ignored.
     pub fn upsert(&mut self, message: &MessageParts<'_>) -> Upsert {
         let turn = message.turn_id.map_or(NONE, |t| self.turns.intern(t));
-        let info = (message.kind == MessageKind::ClarificationRequest).then(|| ClarificationInfo {
+        let info = Self::is_request(message.kind).then(|| RequestInfo {
             pending: message
                 .pending_id
                 .map_or(NONE, |p| self.pending_ids.intern(p)),
             question_total: message.question_total,
+            flags: message.flags,
         });
         let mut id = None;
         let mut result = Upsert::Inserted;
@@ -41,7 +42,7 @@ impl Index {
                 && stored.turn == turn
                 && stored.kind == message.kind
                 && stored.status == message.status
-                && self.clarifications.get(&slot).copied() == info
+                && self.requests_info.get(&slot).copied() == info
             {
                 return Upsert::Unchanged;
             }
@@ -70,7 +71,7 @@ impl Index {
         result
     }
 
-    fn insert(&mut self, row: Row, info: Option<ClarificationInfo>) {
+    fn insert(&mut self, row: Row, info: Option<RequestInfo>) {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => match u32::try_from(self.slots.len()) {
@@ -88,8 +89,9 @@ impl Index {
         let is_request = Self::is_request(row.kind);
         let hash = hash_id(&self.hasher, self.id_of(&row));
         if let Some(info) = info {
-            self.clarifications.insert(slot, info);
-            if info.pending != NONE {
+            self.requests_info.insert(slot, info);
+            // Bundles are clarifications only (SPEC §3).
+            if info.pending != NONE && row.kind == MessageKind::ClarificationRequest {
                 self.per_pending.entry(info.pending).or_default().push(slot);
             }
         }
@@ -194,7 +196,7 @@ impl Index {
                 self.per_turn.remove(&row.turn);
             }
         }
-        if let Some(info) = self.clarifications.remove(&slot) {
+        if let Some(info) = self.requests_info.remove(&slot) {
             if let Some(slots) = self.per_pending.get_mut(&info.pending) {
                 slots.retain(|&s| s != slot);
                 if slots.is_empty() {

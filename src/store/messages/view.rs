@@ -2,10 +2,10 @@
 //! index, read through [`MessageRecord`] so the rules run on the index directly.
 
 use crate::rules::action::settled_status;
-use crate::rules::model::{MessageKind, MessageRecord, RequestStatus};
+use crate::rules::model::{MessageKind, MessageRecord, RequestStatus, RowFlags};
 use crate::rules::time::Timestamp;
 
-use super::slots::{ClarificationInfo, Row};
+use super::slots::{RequestInfo, Row};
 use super::Index;
 
 impl Index {
@@ -39,8 +39,8 @@ pub(crate) struct RowView<'a> {
 }
 
 impl<'a> RowView<'a> {
-    fn info(&self) -> Option<&'a ClarificationInfo> {
-        self.index.clarifications.get(&self.slot)
+    fn info(&self) -> Option<&'a RequestInfo> {
+        self.index.requests_info.get(&self.slot)
     }
 
     pub fn id_str(&self) -> &'a str {
@@ -82,6 +82,9 @@ impl MessageRecord for RowView<'_> {
     }
     fn question_total(&self) -> Option<f64> {
         self.info()?.question_total
+    }
+    fn flags(&self) -> RowFlags {
+        self.info().map_or_else(RowFlags::default, |i| i.flags)
     }
     fn created_at(&self) -> &Timestamp {
         &self.created

@@ -315,6 +315,11 @@ impl<P: Clone> ProjectionStore<P> {
                 Some(updated) if updated == *created => j.item_raw("true"),
                 updated => j.timestamp(updated.as_ref()),
             }
+            let flags = row.flags().0;
+            if flags != 0 {
+                j.sep();
+                push_uint(&mut j.0, u64::from(flags));
+            }
             j.0.push(']');
         }
         j.close(']');

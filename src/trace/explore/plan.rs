@@ -43,9 +43,11 @@ pub struct Plan {
 
 /// Why an input is pinned.
 pub mod why {
-    /// `beginSelection`, `settleSelection`, `setActiveTask`: the user's actions, in the order the
-    /// user made them.
-    pub const CLIENT: &str = "a client action (selection, active task)";
+    /// `beginSelection`, `settleSelection`, `setActiveTask`, `respondStart`, `respondReply`,
+    /// `removeSession`: the user's actions (and their replies), in the order the user made them.
+    pub const CLIENT: &str = "a client action (selection, active task, a respond, a delete)";
+    /// An input recorded before the user's respond: what the user saw when answering.
+    pub const SAW: &str = "an input the user saw before answering (recorded before a respond)";
     /// `server.hello`: the connection's handshake, in connection order.
     pub const HELLO: &str = "a connection's hello";
     /// A `beginTaskFetch` no snapshot answered.
@@ -112,7 +114,8 @@ pub fn plan(trace: &Trace) -> Plan {
         .iter()
         .enumerate()
         .map(|(i, s)| match s.call.as_str() {
-            "beginSelection" | "settleSelection" | "setActiveTask" => Some(why::CLIENT),
+            "beginSelection" | "settleSelection" | "setActiveTask" | "respondStart"
+            | "respondReply" | "removeSession" => Some(why::CLIENT),
             "applyFrame" => Some(why::HELLO),
             "beginTaskFetch" if !answered.contains_key(&i) => Some(why::UNANSWERED),
             _ => None,
@@ -121,6 +124,15 @@ pub fn plan(trace: &Trace) -> Plan {
     fn pin(pinned: &mut [Option<&'static str>], i: usize, why: &'static str) {
         if let Some(p) = pinned.get_mut(i) {
             p.get_or_insert(why);
+        }
+    }
+
+    // The user answered what the page showed: every input recorded before the last respond's
+    // start keeps its recorded order (an answer to a question not yet delivered is not one the
+    // user could give).
+    if let Some(last) = steps.iter().rposition(|s| s.call == "respondStart") {
+        for i in 0..last {
+            pin(&mut pinned, i, why::SAW);
         }
     }
 

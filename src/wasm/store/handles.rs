@@ -6,7 +6,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::JsProjectionStore;
-use crate::rules::model::{PendingAction, Revision};
+use crate::rules::model::{PendingAction, Revision, RowFlags};
 use crate::rules::revision::PendingProjection;
 use crate::store::{MessageEventKind, MessageParts, Reason};
 use crate::wasm::convert::{js_error, misuse};
@@ -72,6 +72,7 @@ impl JsProjectionStore {
         status: u32,
         pending: u32,
         question_total: Option<f64>,
+        flags: u8,
         created_len: i32,
         updated_len: i32,
         action_code: u8,
@@ -122,6 +123,7 @@ impl JsProjectionStore {
             status: meaning.status,
             pending_id: meaning.pending_id,
             question_total,
+            flags: RowFlags(flags & (RowFlags::IDENTIFIED | RowFlags::DETACHED)),
             created_at: &meaning.created_at,
             updated_at: meaning.updated_at.as_ref(),
         };

@@ -121,6 +121,16 @@ export interface RespondStarted {
   fresh: boolean;
 }
 
+/** The permission a session is blocked on (`pendingPermission`, SPEC §3 and §13). */
+export interface BlockedPermission {
+  messageId: string;
+  pendingId: string | null;
+  /** As the user sees it: `expired` when the row carries no `request_id` (it cannot be answered). */
+  status: 'pending' | 'expired';
+  /** Whether the user can answer it (approve, deny). */
+  answerable: boolean;
+}
+
 /** How a respond request ended: the HTTP status and parsed body, or no reply at all. */
 export type RespondReplyInput =
   | { status: number; body?: unknown }
@@ -516,11 +526,28 @@ export class ProjectionStore {
   settleSelection(ticket: string, outcome: SelectionLoad): SelectionOutcome;
 
   /**
-   * The user answers or skips bundle `pendingId` of a session (SPEC §13). `fresh: false`: that
-   * bundle's attempt is already in flight (send nothing). Throws `bundle_not_live` or
-   * `live_question_unknown` (field `pendingId`).
+   * The user answers or skips bundle `pendingId` of a session, or (`kind: 'permission'`)
+   * approves or denies the permission `pendingId` the session is blocked on (SPEC §13).
+   * `fresh: false`: that attempt is already in flight (send nothing). Throws `bundle_not_live`,
+   * `live_question_unknown` or `permission_expired` (field `pendingId`).
    */
-  respondStart(sessionId: string, pendingId: string): RespondStarted;
+  respondStart(sessionId: string, pendingId: string, kind?: 'clarification' | 'permission'): RespondStarted;
+  /**
+   * What the user may do in the session now (SPEC §13): answer or skip the live question
+   * (`respond`: one is live and not being sent), stop the agent (`cancel`: it works, or a question
+   * waits on a connected agent; not for a detached question), send a message (`send`: no question
+   * is live and the agent is not working). `undefined` while the state or live question is not known.
+   */
+  offeredActions(sessionId: string): { respond: boolean; cancel: boolean; send: boolean } | undefined;
+  /** The session was deleted (`session.deleted`, or the reply of the app's delete): a tombstone (SPEC §5). */
+  removeSession(sessionId: string): void;
+  /**
+   * Which session to open after the user deleted `deletedSessionId` while `openSessionId` was
+   * open (SPEC §13): `null` for none, `undefined` while the task's session list is not known.
+   */
+  sessionAfterDelete(taskId: string, openSessionId: string | null, deletedSessionId: string): string | null | undefined;
+  /** The permission the session is blocked on, `null` when none, `undefined` while not known. */
+  pendingPermission(sessionId: string): BlockedPermission | null | undefined;
   /**
    * How an attempt's request ended (`{ status, body }` or `{ error }`): won, lost and
    * no_longer_active settle the bundle at once; refused and failed leave it answerable.

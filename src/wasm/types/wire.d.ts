@@ -51,6 +51,7 @@ export interface WireMessage {
     question_id?: string | null;
     question_index?: number | null;
     question_total?: number | null;
+    request_id?: string | null;
     agent_disconnected?: WireFlag;
   } | null;
   session_id?: string;
