@@ -1,6 +1,6 @@
 // The reference server's REST endpoints and its simulator (docs/server-api.md). No decisions here;
-// the WebSocket is `task-projection/connect`'s (app.ts).
-import { isRecord, type Message, type RespondBody, type Session, type Task, type Turn } from './wire';
+// the WebSocket and the user's answers (`connect`, `respond`) are `task-projection/connect`'s (app.ts).
+import { isRecord, type Message, type Session, type Task, type Turn } from './wire';
 
 export class HttpError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly body: unknown) {
@@ -64,28 +64,6 @@ export async function fetchTasks(): Promise<{ tasks: Task[]; position: StreamPos
 export const fetchSessions = (taskId: string) => getList<Session>(`/api/v1/tasks/${enc(taskId)}/task-sessions`, 'sessions');
 export const fetchTurns = (sessionId: string) => getList<Turn>(`/api/v1/task-sessions/${enc(sessionId)}/turns`, 'turns');
 export const fetchMessages = (sessionId: string) => getList<Message>(`/api/v1/task-sessions/${enc(sessionId)}/messages`, 'messages');
-
-/** SPEC §8 outcome of a respond call, by HTTP status. */
-export type RespondResult =
-  | { kind: 'success' }
-  | { kind: 'conflict' | 'retryable' | 'failed'; status: number; detail: string };
-
-export async function respond(pendingId: string, body: RespondBody): Promise<RespondResult> {
-  const path = `/api/v1/clarification/${enc(pendingId)}/respond`;
-  const { status, body: reply } = await request('POST', path, body);
-  const detail = describe(reply, status);
-  if (status >= 200 && status < 300) return { kind: 'success' };
-  if (status === 409) return { kind: 'conflict', status, detail };
-  if (status === 503) return { kind: 'retryable', status, detail };
-  return { kind: 'failed', status, detail };
-}
-
-function describe(reply: unknown, status: number): string {
-  if (!isRecord(reply)) return `HTTP ${status}`;
-  if (isRecord(reply['error']) && typeof reply['error']['code'] === 'string') return reply['error']['code'];
-  for (const key of ['outcome', 'result', 'state']) if (typeof reply[key] === 'string') return reply[key];
-  return `HTTP ${status}`;
-}
 
 // ---- the simulator (`--simulator`; docs/server-api.md "Simulator") ------------------------------
 

@@ -1,12 +1,12 @@
 // The page's state: ONE ProjectionStore (every decision) plus display-only caches (titles, message
 // text, session labels, the answers you gave). Every REST snapshot and WebSocket event goes into
-// the store exactly as docs/js-api.md describes (the socket is the package's `connect()`); nothing
-// here decides what is pending, current or answerable. With `--simulator` the page also plays the
+// the store exactly as docs/js-api.md describes (the socket is the package's `connect()`, your
+// answers and skips its `respond()`); nothing here decides what is pending, current or answerable. With `--simulator` the page also plays the
 // agent (the "Play the agent" panel): those calls only ask the server to act; what they cause
 // arrives like any other event. Why it shows what it shows is the package's devtools panel
 // (`task-projection/devtools/dom`, mounted by main.ts): the page's "Why?" opens it on a session.
 import { boundedLoad, type FrameOutcome, type ProjectionStore, type SelectionLoad } from 'task-projection';
-import { connect, type Connection as Link } from 'task-projection/connect';
+import { connect, respond, type Connection as Link, type RespondResult } from 'task-projection/connect';
 import type { DevtoolsHandle, DevtoolsTarget } from 'task-projection/devtools/dom';
 import * as api from './api';
 import { ReplayWatch, readLog, replayText } from './replay';
@@ -20,8 +20,12 @@ export type Connection = 'connecting' | 'live' | 'offline';
  * code the store (or the page) gave it, `source` the wire terms (frame type, ids) for Details.
  */
 export interface ReasonEntry { n: number; what: string; source: string; reason: string }
-/** What became of an answer, shown in the session it was given in (and nowhere else). */
-export interface Notice { kind: 'info' | 'error'; text: string; sessionId: string; code?: string }
+/**
+ * Your last answer or skip of a bundle on this page: the session, what was sent, and what the
+ * package's `respond` resolved to (`null` while its request is in flight). Display only: the
+ * store decides what is answerable; view.ts words the outcome in the session it was given in.
+ */
+export interface Given { sessionId: string; body: RespondBody; result: RespondResult | null }
 
 const MESSAGE_KINDS: Record<string, 'added' | 'updated' | 'deleted'> = {
   'session.message.added': 'added',
@@ -91,8 +95,10 @@ export class App {
   readonly messages = new Map<string, Map<string, Held<Message>>>();
   readonly loadedSessions = new Set<string>();
   readonly reasons: ReasonEntry[] = [];
-  readonly notices = new Map<string, Notice>();
-  readonly busy = new Set<string>();
+  /** Your answers and skips, per bundle (pending_id): see `Given`. */
+  readonly given = new Map<string, Given>();
+  /** Moves when a respond came back (the transcript's render key). */
+  givenVersion = 0;
   route: Route = { taskId: null, sessionId: null };
   epoch: string | null = null;
   connection: Connection = 'connecting';
@@ -102,9 +108,6 @@ export class App {
   errorDetail: string | null = null;
   selecting: string | null = null;
   taskListLoaded = false;
-  /** The answers you submitted, per bundle: question_id → text (display only; the transcript
-   * shows them under their questions when the server's rows do not carry them). */
-  readonly answers = new Map<string, Map<string, string>>();
   /** Show ids, wire states and revisions (the header's "Details" toggle). */
   details = false;
   /** The server mounts the simulator (`GET /api/dev/sim`); `null` until the probe answered. */
@@ -550,38 +553,79 @@ export class App {
 
   // ---- answering ------------------------------------------------------------------------------
 
+  /**
+   * Your answer or skip of bundle `pendingId`: the package's `respond` (`task-projection/connect`)
+   * posts it, joins a double click to the request in flight (one request), and hands the store the
+   * reply and the position it carries. The store decides: while the attempt is in flight the
+   * bundle shows as being submitted (`respondState`); won, lost and no longer active take it away
+   * at once (the page re-reads its answers, no REST read); refused and failed leave it
+   * answerable, and the page says what failed and offers to try again. The page keeps only what
+   * it shows: what you sent and what came back.
+   */
   async respond(sessionId: string, pendingId: string, body: RespondBody): Promise<void> {
-    if (this.busy.has(pendingId)) return;
-    this.busy.add(pendingId);
-    if ('answers' in body) this.answers.set(pendingId, new Map(body.answers.map((a) => [a.question_id, a.answer])));
-    this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipping…' : 'Sending…', sessionId });
-    this.render();
-    let result: api.RespondResult;
+    // A second click while the attempt is in flight joins it: the first click's body stands.
+    const joining = this.store.respondState(sessionId, pendingId)?.phase === 'in_flight';
+    let result: RespondResult;
     try {
-      result = await api.respond(pendingId, body);
+      // Throws (docs/js-api.md: rejects) only when the store will not start: nothing is sent.
+      const reply = respond(this.store, { sessionId, pendingId, body });
+      if (joining) {
+        await reply; // the first call shows what came back
+        return;
+      }
+      // (Deleted first: the map's order is the order the answers were given, newest last.)
+      this.given.delete(pendingId);
+      this.given.set(pendingId, { sessionId, body, result: null });
+      this.render();
+      result = await reply;
     } catch (e) {
-      result = { kind: 'retryable', status: 0, detail: e instanceof Error ? e.message : String(e) };
+      // Not the session's live question (or not known yet): the page shows what the store
+      // answers. Anything else is a bug: thrown.
+      const code = isRecord(e) && typeof e['code'] === 'string' ? e['code'] : '';
+      if (code !== 'bundle_not_live' && code !== 'live_question_unknown') throw e;
+      if (this.given.get(pendingId)?.result === null && !joining) this.given.delete(pendingId);
+      this.note('reject' in body ? 'Your skip' : 'Your answer', `respond ${pendingId}`, code);
+      return;
     }
-    this.busy.delete(pendingId);
-    if (result.kind !== 'success') this.answers.delete(pendingId);
-    this.note('reject' in body ? 'Your skip' : 'Your answer', `respond ${pendingId}`, result.kind === 'success' ? 'respond_success' : `respond_${result.kind}`);
-    switch (result.kind) {
-      case 'success':
-        this.notices.set(pendingId, { kind: 'info', text: 'reject' in body ? 'Skipped.' : 'Answer delivered.', sessionId });
-        break;
-      case 'conflict':
-        this.notices.set(pendingId, { kind: 'error', text: 'This question is no longer open (answered, skipped or superseded).', sessionId });
-        // Our view is behind: reload the session from the server.
-        void this.loadSession(sessionId);
-        break;
-      case 'retryable':
-        this.notices.set(pendingId, { kind: 'error', text: 'Could not deliver it right now. Try again.', sessionId, code: result.detail });
-        break;
-      case 'failed':
-        this.notices.set(pendingId, { kind: 'error', text: 'The server could not take it.', sessionId, code: result.detail });
-        break;
-    }
+    this.given.set(pendingId, { sessionId, body, result });
+    this.givenVersion++;
+    const code = `respond_${result.outcome}${result.failure ? `:${result.failure}` : ''}`;
+    this.note('reject' in body ? 'Your skip' : 'Your answer', `respond ${pendingId} → ${result.status === null ? 'no reply' : `HTTP ${result.status}`}`, code);
     this.render();
+  }
+
+  /** "Try again" after a failure: the same answer (or skip), a new attempt. */
+  retry(pendingId: string): Promise<void> {
+    const held = this.given.get(pendingId);
+    return held ? this.respond(held.sessionId, pendingId, held.body) : Promise.resolve();
+  }
+
+  /**
+   * How a bundle the store settled (`respondState` phase `settled`) ended for the transcript,
+   * while the server's rows the page holds still say pending (no event has come): answered or
+   * skipped (yours when you won, the winner's when another caller did), or null (not settled by
+   * your respond, or no longer active: nobody's answer was taken).
+   */
+  settledAs(sessionId: string, pendingId: string): 'answered' | 'rejected' | null {
+    if (this.store.respondState(sessionId, pendingId)?.phase !== 'settled') return null;
+    const result = this.given.get(pendingId)?.result;
+    if (!result) return null;
+    if (result.outcome === 'won') return 'reject' in (this.given.get(pendingId)?.body ?? {}) ? 'rejected' : 'answered';
+    if (result.outcome === 'lost') {
+      const status = isRecord(result.body) ? result.body['status'] : undefined;
+      return status === 'answered' || status === 'rejected' ? status : null;
+    }
+    return null;
+  }
+
+  /** The answers given to a bundle through this page, by question_id: yours (sent, or taken),
+   * or the winner's when another caller's answer was taken (`claimed: false`). */
+  givenAnswers(pendingId: string): Map<string, string> | null {
+    const held = this.given.get(pendingId);
+    if (!held) return null;
+    if (held.result?.outcome === 'lost') return winnerAnswers(held.result.response);
+    if (held.result === null || held.result.outcome === 'won') return 'answers' in held.body ? new Map(held.body.answers.map((a) => [a.question_id, a.answer])) : null;
+    return null;
   }
 
   // ---- playing the agent (the simulator) --------------------------------------------------------
@@ -781,6 +825,21 @@ const str = (body: Record<string, unknown>, key: string): string => {
   if (typeof value !== 'string') throw new Error(`the simulator's answer has no ${key}`);
   return value;
 };
+
+/** The winner's answers of a lost respond (`response`, the reference client's serialization:
+ * `{ answers: [{ question_id, custom_text }] }`), by question_id. */
+function winnerAnswers(response: unknown): Map<string, string> {
+  const found = new Map<string, string>();
+  const list = isRecord(response) ? response['answers'] : undefined;
+  if (Array.isArray(list)) {
+    for (const a of list) {
+      if (!isRecord(a) || typeof a['question_id'] !== 'string') continue;
+      const text = typeof a['custom_text'] === 'string' ? a['custom_text'] : typeof a['answer'] === 'string' ? a['answer'] : null;
+      if (text !== null) found.set(a['question_id'], text);
+    }
+  }
+  return found;
+}
 
 /** A row's last-change time (display-copy ordering only). */
 function stamp(m: Message): number {

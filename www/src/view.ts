@@ -9,7 +9,8 @@ import { byId, h, renderKeyed } from './dom';
 import { paintSimulator } from './scenarios';
 import type { Message } from './wire';
 import {
-  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, reasonWords, sessionLabel, stateWords, turnNumbers, userText,
+  ACTION_LABEL, ACTION_TITLE, answersOf, detail, messageText, permissionTag, questionTag, reasonWords, respondNotice, sessionLabel, stateWords, turnNumbers, userText,
+  type RespondNotice,
 } from './words';
 
 function badge(action: PendingAction | null | undefined, testid: string): HTMLElement | null {
@@ -215,7 +216,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   }
 
   const turnNumber = turnNumbers(messages);
-  const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status]), app.details, app.answers.size]);
+  const transcriptKey = JSON.stringify([loaded, currentTurn, [...hidden], messages.map((m) => [m.id, m.updated_at, m.metadata?.status]), app.details, app.givenVersion, bundle?.pending_id]);
   renderKeyed(byId('transcript'), transcriptKey, () => {
     if (!loaded && messages.length === 0) return [h('li', { class: 'muted' }, 'Loading transcript…')];
     if (messages.length === 0) return [h('li', { class: 'muted' }, 'No messages yet.')];
@@ -229,7 +230,7 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
         const label = turn ? `Turn ${turnNumber.get(turn) ?? '?'}${turn === currentTurn ? ' · current' : ''}` : 'Outside any turn';
         rows.push(h('li', { class: 'turn-sep', 'aria-hidden': 'true' }, label, turn ? detail(app, turn) : null));
       }
-      rows.push(messageRow(app, m));
+      rows.push(messageRow(app, m, sessionId));
     }
     return rows;
   });
@@ -237,24 +238,44 @@ function paintSession(app: App, body: HTMLElement, sessionId: string): void {
   const slot = byId('overlay-slot');
   const opened = renderKeyed(slot, bundleKey, () => (bundle && bundle.pending_id ? [overlay(app, sessionId, bundle.pending_id, bundle.message_ids)] : []));
   if (opened && bundle) revealQuestion(slot);
-  const notice = bundle?.pending_id ? app.notices.get(bundle.pending_id) : undefined;
+  // Your answer to the shown bundle, as the store holds it (`respondState`): in flight (the
+  // question shows as being sent, its buttons off), or open again after a failure (what failed,
+  // and "Try again").
+  const pendingId = bundle?.pending_id ?? null;
+  const phase = pendingId ? store.respondState(sessionId, pendingId)?.phase : undefined;
+  const notice = pendingId ? respondNotice(app.given.get(pendingId), phase) : null;
+  const dialog = slot.querySelector<HTMLElement>('[data-testid="question-overlay"]');
+  if (dialog) {
+    dialog.dataset['respond'] = phase ?? 'none';
+    dialog.setAttribute('aria-busy', String(phase === 'in_flight'));
+  }
   const noticeEl = slot.querySelector<HTMLElement>('[data-testid="overlay-notice"]');
   if (noticeEl) {
     noticeEl.textContent = notice?.text ?? '';
     noticeEl.className = `notice ${notice?.kind ?? ''}`;
+    noticeEl.dataset['kind'] = notice?.kind ?? '';
     noticeEl.dataset['code'] = notice?.code ?? '';
+    if (notice && app.details) noticeEl.append(' ', detail(app, notice.code) ?? '');
   }
-  const busy = bundle?.pending_id ? app.busy.has(bundle.pending_id) : false;
-  for (const b of slot.querySelectorAll('button')) b.disabled = busy;
-  // A notice outlives its bundle (e.g. "This question is no longer open"): show it under the
-  // status, in the session it was given in only.
-  const orphan = [...app.notices.entries()].find(([id, n]) => n.sessionId === sessionId && id !== bundle?.pending_id && !app.busy.has(id));
+  for (const b of slot.querySelectorAll('button')) b.disabled = phase === 'in_flight';
+  for (const t of slot.querySelectorAll('textarea')) t.readOnly = phase === 'in_flight';
+  const retry = slot.querySelector<HTMLElement>('[data-testid="retry"]');
+  if (retry) retry.hidden = !notice?.retry;
+  // What became of an answer outlives its bundle ("Answer delivered.", "Already answered
+  // elsewhere", "no longer open"): the newest, under the status, in the session it was given in only.
+  let settled: RespondNotice | null = null;
+  for (const [id, given] of app.given) {
+    if (given.sessionId !== sessionId || id === pendingId) continue;
+    const n = respondNotice(given, store.respondState(sessionId, id)?.phase);
+    if (n?.kind === 'info') settled = n;
+  }
   let stale = status.querySelector<HTMLElement>('[data-testid="respond-notice"]');
-  if (orphan) {
+  if (settled) {
     if (!stale) status.append((stale = h('p', { 'data-testid': 'respond-notice', role: 'status' })));
-    stale.className = `notice ${orphan[1].kind}`;
-    stale.textContent = orphan[1].text;
-    stale.dataset['code'] = orphan[1].code ?? '';
+    stale.className = `notice ${settled.kind}`;
+    stale.textContent = settled.text;
+    stale.dataset['code'] = settled.code;
+    if (app.details) stale.append(' ', detail(app, settled.code) ?? '');
   } else stale?.remove();
 }
 
@@ -324,12 +345,17 @@ function givenAnswer(app: App, m: Message): string | null {
   const fromServer = answersOf(md['response']).get(questionId);
   if (fromServer !== undefined) return fromServer;
   const pendingId = typeof md.pending_id === 'string' ? md.pending_id : null;
-  return (pendingId && app.answers.get(pendingId)?.get(questionId)) ?? null;
+  return (pendingId && app.givenAnswers(pendingId)?.get(questionId)) ?? null;
 }
 
-function messageRow(app: App, m: Message): HTMLElement {
+function messageRow(app: App, m: Message, sessionId: string): HTMLElement {
   const type = String(m.type ?? 'message');
-  const status = m.metadata?.status || 'pending';
+  let status = m.metadata?.status || 'pending';
+  if (type === 'clarification_request' && status === 'pending' && typeof m.metadata?.pending_id === 'string') {
+    // The row the page holds still says pending, but the store settled its bundle by your
+    // respond's reply (no event has come): answered or skipped, as the reply said.
+    status = app.settledAs(sessionId, m.metadata.pending_id) ?? status;
+  }
   if (type === 'clarification_request') {
     // Not in the open bundle: history only, never answerable here.
     const answer = status === 'answered' ? givenAnswer(app, m) : null;
@@ -377,6 +403,8 @@ function overlay(app: App, sessionId: string, pendingId: string, ids: readonly s
       h('textarea', { id: `answer-${i}`, rows: 2, required: true, 'data-testid': 'answer-input', 'data-message-id': id }))),
   h('p', { class: 'notice', 'data-testid': 'overlay-notice', role: 'status', 'aria-live': 'polite' }),
   h('div', { class: 'actions' },
+    // After a failure: the same answer (or skip) again, a new attempt.
+    h('button', { type: 'button', class: 'secondary', 'data-testid': 'retry', hidden: true, onclick: () => void app.retry(pendingId) }, 'Try again'),
     h('button', { type: 'button', class: 'secondary', 'data-testid': 'skip', onclick: () => void app.respond(sessionId, pendingId, { reject: true }) }, 'Skip'),
     h('button', { type: 'submit', class: 'primary', 'data-testid': 'submit' }, 'Submit')));
   return h('section', { class: 'overlay', role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'overlay-title', 'data-testid': 'question-overlay', 'data-pending-id': pendingId },

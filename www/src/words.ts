@@ -1,7 +1,8 @@
 // Plain words for what the page shows. Wire states, ids and revisions appear only with the
 // header's "Details" toggle on; these helpers turn display copies into the user's text.
 import type { PendingAction } from 'task-projection';
-import type { App } from './app';
+import type { RespondResult } from 'task-projection/connect';
+import type { App, Given } from './app';
 import { h } from './dom';
 import type { Message, Session } from './wire';
 import { isRecord } from './wire';
@@ -17,8 +18,55 @@ export const ACTION_TITLE: Record<PendingAction, string> = {
 /** A session state in words, as the panel says it (`action`, the store's answer for the session,
  * names what it waits for); '' while the state is not loaded (the page says "Loading…"). */
 export function stateWords(state: unknown, action: PendingAction | null | undefined): string {
-  return typeof state === 'string' && state ? panelStateWords(state, action) : '';
+  if (typeof state !== 'string' || !state) return '';
+  // What the session waits for is the store's answer, not the state the page last heard: an answer
+  // the reply alone settled (no event since) leaves the state saying it waits.
+  if (state === 'WAITING_FOR_INPUT' && action === null) return 'Nothing needs you now';
+  if (state === 'WAITING_FOR_INPUT' && action === undefined) return 'Waiting for you (not known yet for what)';
+  return panelStateWords(state, action);
 }
+
+/** What became of your answer or skip, in words: `kind` `busy` while it is sent, `info` once the
+ * question went (yours, another caller's, or no longer open), `error` when it failed or was
+ * refused (`retry`: the page offers "Try again"); `code` the wire detail (Details on). */
+export interface RespondNotice { kind: 'busy' | 'info' | 'error'; text: string; code: string; retry: boolean }
+
+export function respondNotice(given: Given | undefined, phase: 'in_flight' | 'settled' | 'open' | undefined): RespondNotice | null {
+  const skip = given !== undefined && 'reject' in given.body;
+  if (phase === 'in_flight') return { kind: 'busy', text: skip ? 'Skipping…' : 'Sending your answer…', code: 'in_flight', retry: false };
+  const result = given?.result;
+  if (!result) return null;
+  const body = isRecord(result.body) ? result.body : {};
+  const error = isRecord(body['error']) && typeof body['error']['code'] === 'string' ? body['error']['code'] : '';
+  const code = [result.status === null ? 'no reply' : `HTTP ${result.status}`, error, result.failure ?? result.outcome].filter(Boolean).join(' · ');
+  const yours = skip ? 'your skip' : 'your answer';
+  switch (result.outcome) {
+    case 'won':
+      return { kind: 'info', text: skip ? 'Skipped.' : 'Answer delivered.', code, retry: false };
+    case 'lost':
+      return {
+        kind: 'info',
+        text: body['status'] === 'rejected'
+          ? 'Already skipped elsewhere (another tab or person): that counts.'
+          : 'Already answered elsewhere (another tab or person): that answer counts.',
+        code, retry: false,
+      };
+    case 'no_longer_active':
+      return { kind: 'info', text: `This question is no longer open (answered, skipped or overtaken): ${yours} was not used.`, code, retry: false };
+    case 'refused':
+      return { kind: 'error', text: `The server refused ${yours}.`, code, retry: true };
+    case 'failed':
+      return { kind: 'error', text: FAILURE_WORDS[result.failure ?? 'unreadable'].replace('{yours}', yours), code, retry: true };
+  }
+}
+
+const FAILURE_WORDS: Record<NonNullable<RespondResult['failure']>, string> = {
+  retryable: 'Not delivered: the server could not take {yours} right now.',
+  server_error: 'The server had a problem: {yours} may not have been delivered.',
+  network: 'No reply: the server could not be reached, {yours} may not have been delivered.',
+  timeout: 'No reply in time: {yours} may not have been delivered.',
+  unreadable: 'The server’s reply could not be read: whether it took {yours} is not known.',
+};
 
 /** Turns numbered as the transcript shows them ("Turn 2"): by the order their first message appears. */
 export function turnNumbers(messages: readonly Message[]): Map<string, number> {
@@ -123,10 +171,14 @@ const REASON_WORDS: Record<string, string> = {
   // the page's own codes
   load_failed: 'failed (see the message at the top)',
   rejected_input: 'refused (the engine could not read it)',
-  respond_success: 'delivered',
-  respond_conflict: 'not delivered (the question is no longer open)',
-  respond_retryable: 'not delivered this time (try again)',
-  respond_failed: 'not delivered (the server could not take it)',
+  // your answers and skips (the package's `respond`: the store's outcome of the reply)
+  respond_won: 'delivered',
+  respond_lost: 'already answered elsewhere (that answer counts)',
+  respond_no_longer_active: 'not used (the question is no longer open)',
+  respond_refused: 'refused by the server',
+  respond_failed: 'not delivered (try again)',
+  bundle_not_live: 'not sent (the question is no longer open)',
+  live_question_unknown: 'not sent (the question is not known yet)',
   simulator_ok: 'done',
   simulator_failed: 'failed',
 };
