@@ -4,7 +4,8 @@
 #   fixture apps (npm ci from their committed lockfiles, skipped when node_modules matches; the
 #   tarball itself every run; the package README's tsx blocks into next-app/app/readme/) ->
 #   node:test: Next.js (webpack and Turbopack: server component, route handler, edge runtime, client
-#   components, the README's React example with and without a WebSocket server, tsc --noEmit),
+#   components, the README's React example with and without a WebSocket server and answering its
+#   question, tsc --noEmit),
 #   Vite, Node ESM/CJS, all in headless Chromium where a page is involved; which build of the store
 #   each resolves (`next dev` and `vite` the development build with `explain`; `next build`, `vite
 #   build` and plain `node` the production one, its wasm byte for byte, no development wasm in the

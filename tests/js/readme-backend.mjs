@@ -117,6 +117,66 @@ export function restBody(url, rest = REST) {
   return at < 0 ? undefined : rest[pathname.slice(at + '/api/v1'.length)];
 }
 
+/**
+ * The reference server's reply to `POST /api/v1/clarification/:pending_id/respond` (server/src/http/
+ * actions.rs, docs/server-api.md "Respond replies") for the bundle REST_ASKED holds (p-1: q-1, q-2),
+ * as `{ status, body }`. `kind` is how the server handled it: `claimed` (this answer won: 200),
+ * `not_active` (no longer active, no winner: 409), `retryable` (claimed, the handoff to the detached
+ * agent failed, the bundle is answerable again: 503). A body that is not `{ answers }` answering q-1
+ * and q-2 once each (string `question_id` and `answer`) or `{ reject: true }` is 400 `bad_request`;
+ * another bundle is 404. Replies that are not 5xx carry the server's position after the call: the
+ * session's projection (nothing pending, revision 8) and the task's status summary.
+ */
+export function respondReply(pendingId, body, kind = 'claimed') {
+  if (pendingId !== 'p-1') return { status: 404, body: { error: { code: 'not_found', message: `no clarification bundle ${pendingId}` } } };
+  const reject = body !== null && typeof body === 'object' && body.reject === true && !('answers' in body);
+  const answers = body?.answers;
+  const ids = Array.isArray(answers) ? answers.map((a) => a?.question_id) : [];
+  const wellFormed = Array.isArray(answers) && !('reject' in body) && answers.every((a) => typeof a?.question_id === 'string' && typeof a?.answer === 'string');
+  if (!reject && !(wellFormed && ids.length === 2 && ids.includes('q-1') && ids.includes('q-2'))) {
+    return { status: 400, body: { error: { code: 'bad_request', message: 'expected {"answers": [{"question_id", "answer"}, ...]} answering q-1 and q-2 once each, or {"reject": true}' } } };
+  }
+  const position = {
+    session: { id: 'sess-1', task_id: 'task-1', pending_action: null, pending_action_revision: revision(8) },
+    status_summary: { revision: 5, updated_at: at(9), pending_action: null },
+  };
+  if (kind === 'claimed') {
+    const status = reject ? 'rejected' : 'answered';
+    const byId = new Map((answers ?? []).map((a) => [a.question_id, a.answer]));
+    const response = {
+      pending_id: 'p-1',
+      answers: reject ? [] : ['q-1', 'q-2'].map((id) => ({ question_id: id, selected_options: [], custom_text: byId.get(id) })),
+      rejected: reject, reject_reason: '', responded_at: at(9),
+    };
+    return { status: 200, body: { result: 'success', state: 'active_live', outcome: 'success', success: true, claimed: true, status, response, ...position } };
+  }
+  if (kind === 'not_active') {
+    return {
+      status: 409,
+      body: {
+        result: 'conflict', state: 'terminal', outcome: 'conflict', success: false,
+        error: { code: 'clarification_not_active', message: 'clarification request is no longer active' }, ...position,
+      },
+    };
+  }
+  if (kind === 'retryable') {
+    return {
+      status: 503,
+      body: {
+        result: 'retryable_error', state: 'active_detached', outcome: 'retryable_error', success: false, claimed: true,
+        error: { code: 'retryable_error', message: 'the response could not be handed off; the bundle is answerable again' },
+      },
+    };
+  }
+  throw new Error(`respondReply: unknown kind ${kind}`);
+}
+
+/** The bundle id of a respond URL (`…/api/v1/clarification/:pending_id/respond`), or `undefined`. */
+export function respondPendingId(url) {
+  const m = /\/api\/v1\/clarification\/([^/]+)\/respond$/.exec(new URL(String(url), 'http://localhost').pathname);
+  return m ? decodeURIComponent(m[1]) : undefined;
+}
+
 /** A store (`ProjectionStore` of any entry) fed `rest` (REST or REST_ASKED) as the README's feed feeds it, at stream position `s-1` 40. */
 export function storeOf(ProjectionStore, rest) {
   const store = new ProjectionStore();

@@ -1,6 +1,7 @@
 // Loaded with `node --import` before each Node block of the consumer README
 // (tests/js/readme.test.mjs): the server the examples talk to, and the record of what they print.
-//   - `fetch` answers the reference server's REST routes from ./readme-backend.mjs;
+//   - `fetch` answers the reference server's REST routes and its POST respond (the answer taken)
+//     from ./readme-backend.mjs;
 //   - `WebSocket` (Node 20 has none) opens at once and sends ./readme-backend.mjs's FRAMES, one
 //     every FRAME_GAP_MS, until it is closed;
 //   - every console.log call's arguments are recorded and written, v8-serialized, to the file
@@ -11,15 +12,25 @@
 import fs from 'node:fs';
 import util from 'node:util';
 import v8 from 'node:v8';
-import { FRAMES, FRAME_GAP_MS, restBody } from './readme-backend.mjs';
+import { FRAMES, FRAME_GAP_MS, respondPendingId, respondReply, restBody } from './readme-backend.mjs';
 
-globalThis.fetch = async (input) => {
+const json = (body, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+globalThis.fetch = async (input, init) => {
   const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
-  const body = restBody(url);
-  if (body === undefined) {
-    return new Response(JSON.stringify({ error: { code: 'not_found', message: url } }), { status: 404, headers: { 'content-type': 'application/json' } });
+  const pendingId = respondPendingId(url);
+  if (pendingId !== undefined && init?.method === 'POST') {
+    let sent;
+    try {
+      sent = JSON.parse(String(init.body));
+    } catch {
+      return json({ error: { code: 'bad_request', message: 'the body is not JSON' } }, 400);
+    }
+    const reply = respondReply(pendingId, sent);
+    return json(reply.body, reply.status);
   }
-  return new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json' } });
+  const body = restBody(url);
+  return body === undefined ? json({ error: { code: 'not_found', message: url } }, 404) : json(body);
 };
 
 globalThis.WebSocket = class FakeWebSocket {

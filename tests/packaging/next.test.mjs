@@ -11,14 +11,16 @@
 // `next dev` the page, the route handler and the edge runtime run the development build (explain()
 // works). The devtools panel (<ProjectionDevtools />): under `next dev` it explains the page's store,
 // in the production builds it says it needs the development build, and the README's pages (which
-// render it in development only) carry none of it. Then `tsc --noEmit` of the app, the README's
-// example included.
+// render it in development only) carry none of it. The README's Answering form (useRespond) on its
+// task page, with the socket connected but silent, under `next dev` and both builds, at 1280×800 and
+// 390×844: Send, a double click, a 503 then Retry, a 409, Skip. Then `tsc --noEmit` of the app,
+// the README's example included.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, restBody } from '../js/readme-backend.mjs';
+import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, respondPendingId, respondReply, restBody } from '../js/readme-backend.mjs';
 import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, checkDevtoolsPage, devEnv, env, exec, filesWithStoreWasm, freePort, here, launchBrowser, scenario, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
@@ -46,6 +48,158 @@ after(async () => {
   await browser?.close();
   await new Promise((resolve) => (api ? api.close(resolve) : resolve()));
 });
+
+// ---- Answering (the README's "Answering" section: its AnswerForm below TaskStatus) ---------------
+
+/** What the tests type into the README's form, and the body it must post (the reference server's). */
+const TYPED = { 'Answer 1': 'eu-west-1', 'Answer 2': 'No' };
+const ANSWERS = { answers: [{ question_id: 'q-1', answer: 'eu-west-1' }, { question_id: 'q-2', answer: 'No' }] };
+/** How long the mocked server takes to answer a POST respond (the page shows it as submitting meanwhile). */
+const RESPOND_MS = 400;
+const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
+/** What the page shows for a failed or refused answer. */
+const FAILURE_TEXT = /not confirmed|refused/;
+/** Chromium's console line for a response with an error status (the 409 and 503 the tests send). */
+const STATUS_LINE = /^Failed to load resource: the server responded with a status of (409|503)/;
+
+/**
+ * The README's task page at `url` with the question asked (REST_ASKED on mount) and the socket
+ * connected but silent (it resumes the stream, then sends nothing), the answers typed; `mark`:
+ * how many REST requests the page had made by then.
+ */
+async function openToAnswer(url, { replies = [], viewport }) {
+  const run = await openReadmePage(browser, url, { rest: REST_ASKED, socket: 'resume', replies, viewport });
+  try {
+    await run.waitForQuestion();
+    await run.page.getByText('Live updates are on.').waitFor({ timeout: 15_000 });
+    for (const [label, text] of Object.entries(TYPED)) await run.page.getByLabel(label).fill(text, { timeout: 10_000 });
+  } catch (e) {
+    await run.close();
+    throw e;
+  }
+  return Object.assign(run, { mark: run.requested.length });
+}
+
+/** The answer settled: the question is gone and nothing needs the user, from the reply alone. */
+async function expectSettled(run, what) {
+  await run.page.getByText('Nothing needs you.').waitFor({ timeout: 10_000 }).catch(async () => {
+    assert.fail(`${what}: the page never said "Nothing needs you."; it shows "${(await run.page.locator('body').innerText()).trim()}"; posts ${JSON.stringify(run.posts)}`);
+  });
+  assert.equal(await run.page.getByRole('status').count(), 0, `${what}: the question is gone`);
+  const text = await run.page.locator('body').innerText();
+  for (const q of Object.values(QUESTION_TEXT)) assert.ok(!text.includes(q), `${what}: "${q}" is still shown`);
+  assert.equal(await run.page.getByRole('button', { name: 'Send' }).count(), 0, `${what}: the form is gone`);
+  assert.deepEqual(run.requested.slice(run.mark), [], `${what}: no REST read after the answer`);
+  assert.equal(run.sockets(), 1, `${what}: one WebSocket`);
+  assert.equal(run.framesSent(), 1, `${what}: the socket sent nothing but its hello`);
+}
+
+/** Every text the page showed (window.__shownTexts) that says an answer failed. */
+const failuresShown = async (run) => (await run.page.evaluate(() => window.__shownTexts)).filter((t) => FAILURE_TEXT.test(t));
+
+/** The Answering tests on the README's client-loaded page of the server at `base()`. */
+function answeringTests(base, name) {
+  const url = () => `${base()}/readme/tasks/task-1`;
+  const sizes = VIEWPORTS.map(({ width, height }) => `${width}×${height}`).join(', ');
+
+  test(`Answering (README): Send posts the answers once; while in flight the question stays, marked as sending; then it goes with the socket silent and no REST read (${sizes})`, async () => {
+    for (const viewport of VIEWPORTS) {
+      const size = `${viewport.width}x${viewport.height}`;
+      const run = await openToAnswer(url(), { viewport });
+      try {
+        await run.page.screenshot({ path: path.join(artifacts, `${name}-readme-answer-${size}.png`), fullPage: true });
+        await run.page.getByRole('button', { name: 'Send' }).click();
+        await expectSettled(run, `Send at ${size}`);
+        assert.deepEqual(run.posts, [ANSWERS], 'one POST with the reference server\'s body');
+        const texts = await run.page.evaluate(() => window.__shownTexts);
+        assert.ok(texts.some((t) => t.includes('Sending…') && t.includes(QUESTION_TEXT['q-1'])), `in flight: the question shown with "Sending…"; the page showed, in order:\n${texts.join('\n---\n')}`);
+        assert.deepEqual(await failuresShown(run), [], 'no failure shown');
+        assert.deepEqual(run.errors, [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    }
+  });
+
+  test(`Answering (README): a double click (two clicks before any render) sends exactly one POST and shows no failure (${sizes})`, async () => {
+    for (const viewport of VIEWPORTS) {
+      const size = `${viewport.width}x${viewport.height}`;
+      const run = await openToAnswer(url(), { viewport });
+      try {
+        // Both clicks in one task: React has not re-rendered (the fieldset is still enabled) when
+        // the second one reaches the form, so only useRespond can join it to the first.
+        await run.page.getByRole('button', { name: 'Send' }).evaluate((button) => {
+          button.click();
+          button.click();
+        });
+        await expectSettled(run, `double click at ${size}`);
+        await new Promise((r) => setTimeout(r, RESPOND_MS));
+        assert.deepEqual(run.posts, [ANSWERS], 'exactly one POST');
+        assert.deepEqual(await failuresShown(run), [], 'no failure shown');
+        assert.deepEqual(run.errors, [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    }
+  });
+
+  test(`Answering (README): a 503 (retryable_error, the agent detached) shows the failure and keeps the question; Retry posts the same answers and succeeds (${sizes})`, async () => {
+    for (const viewport of VIEWPORTS) {
+      const size = `${viewport.width}x${viewport.height}`;
+      const run = await openToAnswer(url(), { viewport, replies: ['retryable', 'claimed'] });
+      try {
+        await run.page.getByRole('button', { name: 'Send' }).click();
+        // (Next's route announcer is a role="alert" too.)
+        const alert = run.page.getByRole('alert').filter({ hasText: FAILURE_TEXT });
+        await alert.waitFor({ timeout: 10_000 });
+        assert.equal((await alert.innerText()).trim(), 'The answer was not confirmed (retryable). Retry');
+        assert.deepEqual(await run.shown(), { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] }, 'the question stays');
+        assert.ok(await run.page.getByRole('button', { name: 'Send' }).isEnabled(), 'answerable again');
+        assert.equal(run.posts.length, 1);
+        await run.page.screenshot({ path: path.join(artifacts, `${name}-readme-answer-503-${size}.png`), fullPage: true });
+        await alert.getByRole('button', { name: 'Retry' }).click();
+        await expectSettled(run, `Retry at ${size}`);
+        assert.equal(await alert.count(), 0, 'the failure is gone');
+        assert.deepEqual(run.posts, [ANSWERS, ANSWERS], 'the retry posted the same answers');
+        assert.deepEqual(run.errors.filter((e) => !STATUS_LINE.test(e)), [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    }
+  });
+
+  test(`Answering (README): a 409 (no longer active) takes the question away and never shows a failure (${sizes})`, async () => {
+    for (const viewport of VIEWPORTS) {
+      const size = `${viewport.width}x${viewport.height}`;
+      const run = await openToAnswer(url(), { viewport, replies: ['not_active'] });
+      try {
+        await run.page.getByRole('button', { name: 'Send' }).click();
+        await expectSettled(run, `409 at ${size}`);
+        assert.deepEqual(run.posts, [ANSWERS]);
+        assert.deepEqual(await failuresShown(run), [], 'no failure shown');
+        assert.deepEqual(run.errors.filter((e) => !STATUS_LINE.test(e)), [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    }
+  });
+
+  test(`Answering (README): Skip posts { reject: true } through the same hook; the question goes (${sizes})`, async () => {
+    for (const viewport of VIEWPORTS) {
+      const size = `${viewport.width}x${viewport.height}`;
+      const run = await openToAnswer(url(), { viewport });
+      try {
+        await run.page.getByRole('button', { name: 'Skip' }).click();
+        await expectSettled(run, `Skip at ${size}`);
+        assert.deepEqual(run.posts, [{ reject: true }]);
+        assert.deepEqual(await failuresShown(run), [], 'no failure shown');
+        assert.deepEqual(run.errors, [], 'page errors');
+      } finally {
+        await run.close();
+      }
+    }
+  });
+}
 
 // `next dev`: React's development build, where StrictMode (on by default in the App Router)
 // mounts, unmounts and mounts again every component and runs each render twice. The provider must
@@ -95,6 +249,8 @@ describe('Next.js dev server (StrictMode double mount)', () => {
       await run.close();
     }
   });
+
+  answeringTests(() => server.url, 'next-dev');
 });
 
 for (const bundler of ['webpack', 'turbopack']) {
@@ -291,6 +447,8 @@ for (const bundler of ['webpack', 'turbopack']) {
         await run.close();
       }
     });
+
+    answeringTests(() => server.url, `next-${bundler}`);
   });
 }
 
@@ -334,10 +492,12 @@ const refuseWebSocket = (port) => `(() => {
  * WebSocket either mocked (`socket: 'frames'`: server.hello, then the agent's questions;
  * `'resume'`: the hello of a server whose stream stands where REST_ASKED was read, resumed when
  * the connection asks for it) or refused (`'none'`: no WebSocket server at all). `holdWasm`: the
- * .wasm's response waits for `releaseWasm()`.
+ * .wasm's response waits for `releaseWasm()`. A POST respond is answered as the reference server
+ * answers it (`replies`: the kinds of readme-backend.mjs's respondReply, in order; then
+ * `claimed`) and recorded in `posts` (its bodies); `requested` holds the other requests' paths.
  */
-async function openReadmePage(browser, url, { rest, socket, holdWasm = false }) {
-  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
+async function openReadmePage(browser, url, { rest, socket, holdWasm = false, replies = [], viewport = { width: 900, height: 640 } }) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -345,12 +505,24 @@ async function openReadmePage(browser, url, { rest, socket, holdWasm = false }) 
     if (m.type() === 'error' && !m.location().url.endsWith('/favicon.ico')) errors.push(m.text());
   });
   const requested = [];
-  await page.route('**/api/v1/**', (route) => {
+  const posts = [];
+  await page.route('**/api/v1/**', async (route) => {
+    const pendingId = respondPendingId(route.request().url());
+    if (pendingId !== undefined && route.request().method() === 'POST') {
+      // The reference server's reply (tests/js/readme-backend.mjs), RESPOND_MS later: `replies`
+      // in order, then `claimed`.
+      const sent = route.request().postDataJSON();
+      posts.push(sent);
+      const { status, body } = respondReply(pendingId, sent, replies[posts.length - 1] ?? 'claimed');
+      await new Promise((r) => setTimeout(r, RESPOND_MS));
+      return route.fulfill({ status, json: body }).catch(() => {});
+    }
     const body = restBody(route.request().url(), rest);
     requested.push(new URL(route.request().url()).pathname);
     return body === undefined ? route.fulfill({ status: 404, json: { error: { code: 'not_found' } } }) : route.fulfill({ json: body });
   });
   let sockets = 0;
+  let framesSent = 0;
   const socketUrls = [];
   const hellos = [];
   if (socket === 'none') await page.addInitScript(refuseWebSocket(await freePort()));
@@ -369,6 +541,7 @@ async function openReadmePage(browser, url, { rest, socket, holdWasm = false }) 
       const hello = helloFor(ws.url());
       hellos.push(hello);
       ws.send(JSON.stringify(hello));
+      framesSent += 1;
     });
   }
   let wasmAsked = false;
@@ -396,13 +569,15 @@ async function openReadmePage(browser, url, { rest, socket, holdWasm = false }) 
     return { heading: (await status.locator('p').innerText()).trim(), questions: (await status.locator('li').allInnerTexts()).map((t) => t.trim()) };
   };
   return {
-    page, errors, requested, shown,
+    page, errors, requested, posts, shown,
     sockets: () => sockets,
     socketUrls: () => socketUrls,
     hellos: () => hellos,
     wasmAsked: () => wasmAsked,
     releaseWasm: () => releaseWasm(),
     socketAttempts: () => attempts,
+    /** Frames the mocked socket sent (`'resume'`: its hellos). */
+    framesSent: () => framesSent,
     framesReceived: () => frames,
     /** Waits for the question (role="status"); returns its heading and the questions' texts. */
     async waitForQuestion() {
