@@ -400,7 +400,7 @@ pub fn respond_start<W: Wire, P: Clone>(
     let session_id = id(session_id, "sessionId")?;
     let pending_id = id(pending_id, "pendingId")?;
     let permission = match kind.string().as_ref().map(AsRef::as_ref) {
-        None if kind.is_undefined() => false,
+        None if kind.is_absent() => false,
         Some("clarification") => false,
         Some("permission") => true,
         _ => {
