@@ -7,7 +7,8 @@ use crate::rules::action::{
 };
 use crate::rules::model::{MessageRecord, Revision, SessionState};
 
-use super::{ProjectionStore, SessionId};
+use super::rejections::{Input, Noted};
+use super::{ProjectionStore, Reason, SessionId};
 
 /// How many attempts the store remembers; the oldest is forgotten first (its late reply then
 /// changes nothing: `unknown_attempt`).
@@ -182,6 +183,22 @@ impl<P: Clone> ProjectionStore<P> {
             Some((current.id, &a.phase))
         });
         if let Err(stale) = reply_counts(attempt, held) {
+            let about = index
+                .and_then(|i| self.attempts.get(i))
+                .map(|a| a.session.clone());
+            let task = about
+                .as_deref()
+                .and_then(|s| self.sessions.get(s))
+                .and_then(|e| e.task_id.clone());
+            self.note_rejection(Noted {
+                input: Input::RespondReply,
+                reason: Reason::StaleReply(stale),
+                task_id: task.as_deref(),
+                session_id: about.as_deref(),
+                message_id: None,
+                revision: position.as_ref(),
+                summary: None,
+            });
             return Replied {
                 outcome,
                 applied: false,

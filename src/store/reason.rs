@@ -55,6 +55,8 @@ pub enum Reason {
     // selection
     Settle(SettleReason),
     TicketNotCurrent,
+    /// A respond's reply that changed nothing (SPEC §13): not the current attempt's first.
+    StaleReply(crate::rules::action::Stale),
 }
 
 impl Reason {
@@ -70,6 +72,7 @@ impl Reason {
             Reason::BufferedUntilTurnList => "buffered_until_turn_list",
             Reason::UnknownFetchToken => "unknown_fetch_token",
             Reason::TaskRemoved => "task_removed",
+            Reason::StaleReply(stale) => stale.as_str(),
             Reason::DeletedMessageStaysDeleted => "deleted_message_stays_deleted",
             Reason::OlderStateIgnored => "older_state_ignored",
             Reason::Hello(h) => match h {

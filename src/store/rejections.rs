@@ -19,6 +19,8 @@ pub enum Input {
     SessionEvent,
     Message(MessageEventKind),
     StatusSummary,
+    /// A respond's reply (SPEC §13).
+    RespondReply,
 }
 
 impl Input {
@@ -30,6 +32,7 @@ impl Input {
             Input::Message(MessageEventKind::Updated) => "session.message.updated",
             Input::Message(MessageEventKind::Deleted) => "session.message.deleted",
             Input::StatusSummary => "task.status_summary.updated",
+            Input::RespondReply => "respond_reply",
         }
     }
 }

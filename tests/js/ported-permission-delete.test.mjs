@@ -152,3 +152,23 @@ describe('use-session-actions remove (ported)', () => {
     assert.equal(store.sessionAfterDelete('t', 's3', 's3'), null);
   });
 });
+
+describe('a reply that changes nothing says why, in explain (development build)', async () => {
+  const { ProjectionStore: Development } = await import('task-projection/development');
+  test('attempt_superseded and already_replied are in the rejected inputs, and survive a snapshot', () => {
+    const store = new Development();
+    store.applySessionList('task-1', [{ id: 'sess-1', task_id: 'task-1', state: 'WAITING_FOR_INPUT', updated_at: at(0), is_primary: true, pending_action: 'permission', pending_action_revision: { epoch: '1', sequence: 1 } }]);
+    store.applyTurnList('sess-1', [{ id: 't1', session_id: 'sess-1', started_at: at(0), created_at: at(0), completed_at: null }]);
+    store.applyMessagePage('sess-1', [makePermissionMessage()]);
+    const first = store.respondStart('sess-1', 'pend-1', 'permission');
+    store.respondReply(first.attempt, { error: 'network' });
+    const second = store.respondStart('sess-1', 'pend-1', 'permission');
+    store.respondReply(second.attempt, { status: 200, body: { success: true } });
+    assert.equal(store.respondReply(first.attempt, { status: 200, body: { success: true } }).reason, 'attempt_superseded');
+    assert.equal(store.respondReply(second.attempt, { status: 200, body: { success: true } }).reason, 'already_replied');
+    const rejected = store.explain('sess-1').rejected.filter((r) => r.input === 'respond_reply').map((r) => r.reason);
+    assert.deepEqual(rejected.sort(), ['already_replied', 'attempt_superseded']);
+    const hydrated = Development.hydrate(store.dehydrate());
+    assert.deepEqual(hydrated.explain('sess-1').rejected, store.explain('sess-1').rejected);
+  });
+});

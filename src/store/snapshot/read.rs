@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::SnapshotInput;
 use crate::hash::IdIndex;
+use crate::rules::action::Stale;
 use crate::store::rejections::Input;
 use crate::store::session::SessionEntry;
 use crate::store::tasks::{HeldSummary, TaskEntry};
@@ -117,6 +118,7 @@ impl Input {
             "session.message.updated" => Input::Message(K::Updated),
             "session.message.deleted" => Input::Message(K::Deleted),
             "task.status_summary.updated" => Input::StatusSummary,
+            "respond_reply" => Input::RespondReply,
             _ => return None,
         })
     }
@@ -132,6 +134,9 @@ impl Reason {
             Reason::DeletedMessageStaysDeleted,
             Reason::TaskMismatchRejected,
             Reason::TaskRemoved,
+            Reason::StaleReply(Stale::UnknownAttempt),
+            Reason::StaleReply(Stale::Superseded),
+            Reason::StaleReply(Stale::AlreadyReplied),
         ]
         .into_iter()
         .find(|r| r.code() == code)

@@ -40,7 +40,7 @@ export type RequestStanding =
 export interface RejectedInput {
   input:
     | "session_list" | "session.updated" | "session.message.added" | "session.message.updated"
-    | "session.message.deleted" | "task.status_summary.updated";
+    | "session.message.deleted" | "task.status_summary.updated" | "respond_reply";
   reason: Reason;
   /** For a revision comparison: which side lost and how. */
   detail: "older_epoch" | "older_sequence" | "malformed_epoch" | null;
@@ -376,7 +376,14 @@ export type Reason =
   /** The session list failed to load for a clean task: the remembered session, else task-only. */
   | "load_failed_clean_task"
   /** `settleSelection` with a ticket that is not the current one. */
-  | "ticket_not_current";
+  | "ticket_not_current"
+  // ---- the user's actions (SPEC §13; in `explain`'s rejected inputs) -------------------------------
+  /** A respond reply for an attempt this store does not hold. */
+  | "unknown_attempt"
+  /** A respond reply for an attempt a newer one replaced. */
+  | "attempt_superseded"
+  /** A second reply for an attempt that already had one. */
+  | "already_replied";
 
 /** A WebSocket frame of the reference server (docs/server-api.md). */
 export interface WireFrame {
