@@ -128,12 +128,14 @@ export interface RespondResult {
   /** The winning response (`claimed: false`: another caller's answers), or `null`. */
   response: unknown;
   body: unknown;
+  /** The body that was posted: after a failure, what a retry sends again. */
+  sent: object;
 }
 
 /** The store calls `respond` makes. */
 export interface RespondSink {
   respondStart(sessionId: string, pendingId: string, kind?: 'clarification' | 'permission'): { attempt: number; fresh: boolean };
-  respondReply(attempt: number, reply: { status: number; body?: unknown } | { error: 'network' | 'timeout' }): Omit<RespondResult, 'attempt' | 'status' | 'response' | 'body'>;
+  respondReply(attempt: number, reply: { status: number; body?: unknown } | { error: 'network' | 'timeout' }): Omit<RespondResult, 'attempt' | 'status' | 'response' | 'body' | 'sent'>;
   applySessionEvent(event: object): void;
   applyStatusSummaryEvent(event: object): void;
 }

@@ -33,7 +33,7 @@ const own = (o, k) => (o !== null && typeof o === 'object' && Object.prototype.h
  * no body: unreadable, nothing hidden), then the reply's position (`session` as a session event,
  * `status_summary` as a summary event). Resolves to `respondReply`'s result with `attempt`, the
  * HTTP `status` (`null` without one), the winner's `response` (`null` without one) and the parsed
- * `body`; it rejects only for the typed errors of a call that cannot start. It decides nothing:
+ * `body`, and `sent`, the body posted (what a retry sends again); it rejects only for the typed errors of a call that cannot start. It decides nothing:
  * the store's rules read the reply. With `kind: 'permission'` it answers the permission
  * `pendingId` the session is blocked on instead (`store.pendingPermission`): `body` is
  * `permissionBody(...)`, posted to `${baseUrl}/api/v1/permissions/respond`.
@@ -139,5 +139,5 @@ async function post(store, fetcher, url, body, timeoutMs, attempt) {
     // The position is an optimization (events carry it too): a malformed one is reported, not thrown.
     report(error);
   }
-  return { ...result, attempt, status: reply.status ?? null, response: own(parsed, 'response') ?? null, body: parsed };
+  return { ...result, attempt, status: reply.status ?? null, response: own(parsed, 'response') ?? null, body: parsed, sent: body };
 }

@@ -82,7 +82,9 @@ describe('respond (task-projection/connect)', () => {
     const failed = await respond(store, { sessionId: S, pendingId: 'p1', body, fetch });
     assert.deepEqual([failed.outcome, failed.failure, failed.status], ['failed', 'retryable', 503]);
     assert.equal(store.pendingClarification(S).pending_id, 'p1');
-    const retried = await respond(store, { sessionId: S, pendingId: 'p1', body, fetch });
+    // The attempted body comes back for the retry.
+    assert.equal(failed.sent, body);
+    const retried = await respond(store, { sessionId: S, pendingId: 'p1', body: failed.sent, fetch });
     assert.equal(calls.length, 2);
     assert.notEqual(retried.attempt, failed.attempt);
     assert.equal(retried.outcome, 'won');
