@@ -41,6 +41,7 @@ fn call(
         "applyStatusSummaryEvent" => unit(store.apply_status_summary_event(objects)),
         "applyTaskUpdated" => unit(store.apply_task_updated(objects)),
         "removeTask" => unit(store.remove_task()),
+        "removeSession" => unit(store.remove_session()),
         "applyTaskSnapshot" => unit(store.apply_task_snapshot(objects)),
         "beginTaskFetch" => Ok(JsValue::from_f64(store.begin_task_fetch())),
         "beginSelection" => store.begin_selection(),
