@@ -177,7 +177,58 @@ export const usePendingOwner = (taskId, preferredSessionId) =>
     (a) => (preferredSessionId == null ? own(own(own(a, 'tasks'), taskId), 'pendingOwner') : undefined),
   );
 
-const sameState = (a, b) => a === b || (a !== null && b !== null && a !== undefined && b !== undefined && a.attempt === b.attempt && a.phase === b.phase && a.outcome === b.outcome);
+/** The same object while `read(store)` answers an equal one (`same` compares them): answers built fresh per call stay stable for React. */
+function useHeld(hook, read, same) {
+  const held = useRef(undefined);
+  return useAnswer(
+    hook,
+    (s) => {
+      const now = read(s);
+      const h = held.current;
+      if (!(h === now || (h != null && now != null && same(h, now)))) held.current = now;
+      return held.current;
+    },
+    unknown,
+  );
+}
+
+const sameState = (a, b) => a.attempt === b.attempt && a.phase === b.phase && a.outcome === b.outcome;
+
+/**
+ * What `useRespond` and `usePermission` share: the respond's `state` for `pendingId` (`null` for
+ * none), `result`, and `send(body)`, a `respond` of `kind` with `options` that always returns a
+ * promise (a start the store refuses rejects with its typed error), and `retry()`, the last body
+ * again.
+ */
+function useAnswering(hook, kind, sessionId, pendingId, options) {
+  const store = useLiveStore();
+  const state = useHeld(hook, (s) => (pendingId === null ? null : s.respondState(sessionId, pendingId)), sameState);
+  const [result, setResult] = useState(null);
+  const body = useRef(null);
+  const baseUrl = options?.baseUrl;
+  const fetcher = options?.fetch;
+  const timeoutMs = options?.timeoutMs;
+  const send = useCallback(
+    (next) => {
+      if (store === null) return Promise.reject(new Error(`${hook}: the store is not open yet`));
+      if (pendingId === null) return Promise.reject(new Error(`${hook}: nothing to answer`));
+      body.current = next;
+      let promise;
+      try {
+        promise = respond(store, { kind, sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return promise.then((r) => {
+        setResult(r);
+        return r;
+      });
+    },
+    [store, hook, kind, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
+  );
+  const retry = useCallback(() => (body.current === null ? Promise.reject(new Error(`${hook}: nothing to retry`)) : send(body.current)), [send, hook]);
+  return { state, submitting: state?.phase === 'in_flight', result, send, retry };
+}
 
 /**
  * The user's answer to clarification bundle `pendingId` of `sessionId` (SPEC §13), for the
@@ -188,49 +239,11 @@ const sameState = (a, b) => a === b || (a !== null && b !== null && a !== undefi
  * `timeoutMs`; `skipBody`, `{ reject: true }` by default). A double click sends one request.
  */
 export function useRespond(sessionId, pendingId, options) {
-  const store = useLiveStore();
-  const last = useRef(undefined);
-  const state = useAnswer(
-    'useRespond',
-    (s) => {
-      const now = s.respondState(sessionId, pendingId);
-      if (!sameState(last.current, now)) last.current = now;
-      return last.current;
-    },
-    unknown,
-  );
-  const [result, setResult] = useState(null);
-  const body = useRef(null);
-  const baseUrl = options?.baseUrl;
-  const fetcher = options?.fetch;
-  const timeoutMs = options?.timeoutMs;
+  const { state, submitting, result, send, retry } = useAnswering('useRespond', undefined, sessionId, pendingId, options);
   const skipBody = options?.skipBody;
-  const send = useCallback(
-    (next) => {
-      if (store === null) return Promise.reject(new Error('useRespond: the store is not open yet'));
-      body.current = next;
-      return answer(() => respond(store, { sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }), setResult);
-    },
-    [store, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
-  );
   const submit = useCallback((next) => send(next), [send]);
   const skip = useCallback(() => send(skipBody ?? { reject: true }), [send, skipBody]);
-  const retry = useCallback(() => (body.current === null ? Promise.reject(new Error('useRespond: nothing to retry')) : send(body.current)), [send]);
-  return { state, submitting: state?.phase === 'in_flight', result, submit, skip, retry };
-}
-
-/** `respond`'s promise with its result kept by `keep`; a start the store refuses rejects (a click handler gets a promise either way). */
-function answer(start, keep) {
-  let promise;
-  try {
-    promise = start();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return promise.then((r) => {
-    keep(r);
-    return r;
-  });
+  return { state, submitting, result, submit, skip, retry };
 }
 
 /**
@@ -238,17 +251,7 @@ function answer(start, keep) {
  * while the provider answers from its `initialState`); the same object while unchanged.
  */
 export function useOfferedActions(sessionId) {
-  const held = useRef(undefined);
-  return useAnswer(
-    'useOfferedActions',
-    (s) => {
-      const now = s.offeredActions(sessionId);
-      const h = held.current;
-      if (!(h === now || (h !== undefined && now !== undefined && h.respond === now.respond && h.cancel === now.cancel && h.send === now.send))) held.current = now;
-      return held.current;
-    },
-    unknown,
-  );
+  return useHeld('useOfferedActions', (s) => s.offeredActions(sessionId), (a, b) => a.respond === b.respond && a.cancel === b.cancel && a.send === b.send);
 }
 
 /**
@@ -261,46 +264,22 @@ export function useOfferedActions(sessionId) {
  * sends one request.
  */
 export function usePermission(sessionId, options) {
-  const store = useLiveStore();
-  const held = useRef(undefined);
-  const permission = useAnswer(
+  const permission = useHeld(
     'usePermission',
-    (s) => {
-      const now = s.pendingPermission(sessionId);
-      const h = held.current;
-      const same = h === now || (h != null && now != null && h.messageId === now.messageId && h.pendingId === now.pendingId && h.status === now.status && h.answerable === now.answerable);
-      if (!same) held.current = now;
-      return held.current;
-    },
-    unknown,
+    (s) => s.pendingPermission(sessionId),
+    (a, b) => a.messageId === b.messageId && a.pendingId === b.pendingId && a.status === b.status && a.answerable === b.answerable,
   );
-  const pendingId = permission?.pendingId ?? null;
-  const last = useRef(undefined);
-  const state = useAnswer(
-    'usePermission',
-    (s) => {
-      const now = pendingId === null ? null : s.respondState(sessionId, pendingId);
-      if (!sameState(last.current, now)) last.current = now;
-      return last.current;
-    },
-    unknown,
-  );
-  const [result, setResult] = useState(null);
-  const body = useRef(null);
-  const baseUrl = options?.baseUrl;
-  const fetcher = options?.fetch;
-  const timeoutMs = options?.timeoutMs;
-  const send = useCallback(
-    (next) => {
-      if (store === null) return Promise.reject(new Error('usePermission: the store is not open yet'));
-      if (pendingId === null) return Promise.reject(new Error('usePermission: no permission to answer'));
-      body.current = next;
-      return answer(() => respond(store, { kind: 'permission', sessionId, pendingId, body: next, baseUrl, fetch: fetcher, timeoutMs }), setResult);
-    },
-    [store, sessionId, pendingId, baseUrl, fetcher, timeoutMs],
-  );
-  const approve = useCallback((message, optionId) => send(permissionBody(message, true, optionId)), [send]);
-  const deny = useCallback((message, optionId) => send(permissionBody(message, false, optionId)), [send]);
-  const retry = useCallback(() => (body.current === null ? Promise.reject(new Error('usePermission: nothing to retry')) : send(body.current)), [send]);
-  return { permission, state, submitting: state?.phase === 'in_flight', result, approve, deny, retry };
+  const { state, submitting, result, send, retry } = useAnswering('usePermission', 'permission', sessionId, permission?.pendingId ?? null, options);
+  const answerWith = useCallback((message, approve, optionId) => {
+    let body;
+    try {
+      body = permissionBody(message, approve, optionId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return send(body);
+  }, [send]);
+  const approve = useCallback((message, optionId) => answerWith(message, true, optionId), [answerWith]);
+  const deny = useCallback((message, optionId) => answerWith(message, false, optionId), [answerWith]);
+  return { permission, state, submitting, result, approve, deny, retry };
 }
