@@ -4,18 +4,10 @@
 //! it, and which session to open after deleting the open one is the rule's.
 #![cfg(not(target_arch = "wasm32"))]
 
-use task_projection::rules::model::{PendingAction, Revision, Session, SessionState};
-use task_projection::rules::time::Timestamp;
-use task_projection::store::ProjectionStore;
-use task_projection::wire::{store_api as api, Json};
+mod store_support;
 
-type Store = ProjectionStore<u64>;
-
-const TASK: &str = "task-1";
-
-fn ts(second: u32) -> Timestamp {
-    Timestamp::parse(&format!("2026-11-29T12:00:{second:02}.000000000Z"))
-}
+use store_support::{rehydrated, session as listed, Store, TASK};
+use task_projection::rules::model::{PendingAction, Session, SessionState};
 
 fn session(
     id: &str,
@@ -23,18 +15,7 @@ fn session(
     sequence: u64,
     primary: bool,
 ) -> Session<String> {
-    Session {
-        id: id.into(),
-        task_id: Some(TASK.into()),
-        state: Some(SessionState::WaitingForInput),
-        is_primary: primary,
-        pending_action: Some(action),
-        pending_action_revision: Some(Revision {
-            epoch: "1".into(),
-            sequence,
-        }),
-        updated_at: Some(ts(1)),
-    }
+    listed(id, SessionState::WaitingForInput, action, sequence, primary)
 }
 
 /// The task's list, newest first: s3 (clean), s2 (waits on a permission, primary), s1 (clean).
@@ -44,15 +25,6 @@ fn list() -> Vec<Session<String>> {
         session("s2", Some(PendingAction::Permission), 2, true),
         session("s1", None, 1, false),
     ]
-}
-
-fn rehydrated(store: &Store) -> Store {
-    let text = api::dehydrate(store, &Json::ABSENT, |p: &u64, out: &mut String| {
-        out.push_str(&p.to_string())
-    })
-    .expect("dehydrate");
-    let parsed: serde_json::Value = serde_json::from_str(&text).expect("a snapshot is JSON");
-    api::hydrate(&Json::new(&parsed), &Json::ABSENT, |_| 0).expect("a snapshot hydrates")
 }
 
 #[test]

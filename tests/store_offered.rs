@@ -4,54 +4,15 @@
 //! nothing in a terminal session; unknown until the state and the live question are known.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod store_support;
+
+use store_support::{one_session, ts, Store, S};
 use task_projection::rules::action::{Offered, ReplyBody, Transport};
 use task_projection::rules::model::{
-    Message, MessageKind, PendingAction, RequestStatus, Revision, RowFlags, Session, SessionState,
-    Turn, TurnFlags,
+    Message, MessageKind, PendingAction, RequestStatus, RowFlags, SessionState,
 };
-use task_projection::rules::time::Timestamp;
-use task_projection::store::ProjectionStore;
-
-type Store = ProjectionStore<u64>;
-
-const TASK: &str = "task-1";
-const S: &str = "s1";
-
-fn ts(second: u32) -> Timestamp {
-    Timestamp::parse(&format!("2026-11-29T12:00:{second:02}.000000000Z"))
-}
 
 fn store(state: SessionState, question: Option<bool>) -> Store {
-    let mut store = Store::new();
-    let action = question.map(|_| PendingAction::Clarification);
-    store
-        .apply_session_list(
-            TASK,
-            vec![Session::<String> {
-                id: S.into(),
-                task_id: Some(TASK.into()),
-                state: Some(state),
-                is_primary: true,
-                pending_action: Some(action),
-                pending_action_revision: Some(Revision {
-                    epoch: "1".into(),
-                    sequence: 5,
-                }),
-                updated_at: Some(ts(1)),
-            }],
-        )
-        .unwrap();
-    store.apply_turn_list(
-        S,
-        vec![Turn {
-            id: "t1".into(),
-            completed: false,
-            started_at: ts(1),
-            created_at: ts(1),
-            updated_at: None,
-            flags: TurnFlags::default(),
-        }],
-    );
     let rows: Vec<Message> = question
         .map(|detached| Message {
             id: "q1".into(),
@@ -66,8 +27,7 @@ fn store(state: SessionState, question: Option<bool>) -> Store {
         })
         .into_iter()
         .collect();
-    store.apply_message_page(S, &rows);
-    store
+    one_session(state, question.map(|_| PendingAction::Clarification), &rows)
 }
 
 const fn o(respond: bool, cancel: bool, send: bool) -> Option<Offered> {

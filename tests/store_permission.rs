@@ -3,31 +3,15 @@
 //! longer available, an older input never reopens it, and a snapshot keeps what the rows say.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod store_support;
+
+use store_support::{one_session, rehydrated, rev, ts, Store, S, TASK};
 use task_projection::rules::action::{Outcome, Refusal, ReplyBody, Transport};
 use task_projection::rules::model::{
-    Message, MessageKind, PendingAction, RequestStatus, Revision, RowFlags, Session, SessionState,
-    Turn, TurnFlags,
+    Message, MessageKind, PendingAction, RequestStatus, RowFlags, SessionState,
 };
 use task_projection::rules::revision::PendingProjection;
-use task_projection::rules::time::Timestamp;
-use task_projection::store::{MessageEvent, MessageEventKind, ProjectionStore};
-use task_projection::wire::{store_api as api, Json};
-
-type Store = ProjectionStore<u64>;
-
-const TASK: &str = "task-1";
-const S: &str = "s1";
-
-fn ts(second: u32) -> Timestamp {
-    Timestamp::parse(&format!("2026-11-29T12:00:{second:02}.000000000Z"))
-}
-
-fn rev(sequence: u64) -> Revision {
-    Revision {
-        epoch: "1".into(),
-        sequence,
-    }
-}
+use task_projection::store::{MessageEvent, MessageEventKind};
 
 fn permission(status: RequestStatus, request_id: Option<&str>, updated: u32) -> Message {
     Message {
@@ -45,34 +29,11 @@ fn permission(status: RequestStatus, request_id: Option<&str>, updated: u32) -> 
 
 /// A session blocked on permission `pp-1` (with `request_id` when given), projected at 5.
 fn blocked(request_id: Option<&str>) -> Store {
-    let mut store = Store::new();
-    store
-        .apply_session_list(
-            TASK,
-            vec![Session::<String> {
-                id: S.into(),
-                task_id: Some(TASK.into()),
-                state: Some(SessionState::WaitingForInput),
-                is_primary: true,
-                pending_action: Some(Some(PendingAction::Permission)),
-                pending_action_revision: Some(rev(5)),
-                updated_at: Some(ts(1)),
-            }],
-        )
-        .unwrap();
-    store.apply_turn_list(
-        S,
-        vec![Turn {
-            id: "t1".into(),
-            completed: false,
-            started_at: ts(1),
-            created_at: ts(1),
-            updated_at: None,
-            flags: TurnFlags::default(),
-        }],
-    );
-    store.apply_message_page(S, &[permission(RequestStatus::Pending, request_id, 2)]);
-    store
+    one_session(
+        SessionState::WaitingForInput,
+        Some(PendingAction::Permission),
+        &[permission(RequestStatus::Pending, request_id, 2)],
+    )
 }
 
 fn reply(status: u16, code: Option<&str>) -> Transport {
@@ -84,15 +45,6 @@ fn reply(status: u16, code: Option<&str>) -> Transport {
             ..ReplyBody::default()
         }),
     )
-}
-
-fn rehydrated(store: &Store) -> Store {
-    let text = api::dehydrate(store, &Json::ABSENT, |p: &u64, out: &mut String| {
-        out.push_str(&p.to_string())
-    })
-    .expect("dehydrate");
-    let parsed: serde_json::Value = serde_json::from_str(&text).expect("a snapshot is JSON");
-    api::hydrate(&Json::new(&parsed), &Json::ABSENT, |_| 0).expect("a snapshot hydrates")
 }
 
 /// `(blocked, answerable, shown status)` of the session's permission.
