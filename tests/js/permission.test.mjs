@@ -6,18 +6,13 @@
 // answered (the reference client's `parsePermission`); the stale codes settle it as no longer
 // available; a late failure of an older request changes nothing.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
-import { Window } from 'happy-dom';
+import { describe, test } from 'node:test';
 import { act, createElement as h } from 'react';
 import { ProjectionStore } from 'task-projection';
 import { permissionBody, respond } from 'task-projection/connect';
 import { ProjectionStoreProvider, useHasPendingPermission, usePermission } from '../../js/react.js';
+import { createRoot, server } from './respond-support.mjs';
 
-const dom = new Window({ url: 'http://localhost/' });
-Object.assign(globalThis, { window: dom, document: dom.document, IS_REACT_ACT_ENVIRONMENT: true });
-if (globalThis.navigator === undefined) globalThis.navigator = dom.navigator;
-const { createRoot } = await import('react-dom/client');
-after(() => dom.happyDOM.close());
 
 const T = 'task-1';
 const S = 's1';
@@ -43,18 +38,6 @@ function blocked(metadata = { request_id: 'req-1' }) {
   return store;
 }
 
-/** A fake server: each call answers with the next reply (`{ status, body }`, or an Error to throw). */
-function server(...replies) {
-  const calls = [];
-  const fetch = async (url, init) => {
-    calls.push({ url, init });
-    const reply = replies.shift();
-    if (reply instanceof Error) throw reply;
-    await new Promise((r) => setTimeout(r, 5));
-    return { status: reply.status, text: async () => JSON.stringify(reply.body) };
-  };
-  return { fetch, calls };
-}
 
 const approved = {
   status: 200,

@@ -4,18 +4,13 @@
 // network failure hides nothing and the retry is a new request, a 409 settles, the reply's
 // position is applied, and the hook renders the overlay's states with React.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
-import { Window } from 'happy-dom';
+import { describe, test } from 'node:test';
 import { act, createElement as h } from 'react';
 import { ProjectionStore } from 'task-projection';
 import { respond } from 'task-projection/connect';
 import { ProjectionStoreProvider, useRespond, usePendingClarification } from '../../js/react.js';
+import { createRoot, server } from './respond-support.mjs';
 
-const dom = new Window({ url: 'http://localhost/' });
-Object.assign(globalThis, { window: dom, document: dom.document, IS_REACT_ACT_ENVIRONMENT: true });
-if (globalThis.navigator === undefined) globalThis.navigator = dom.navigator;
-const { createRoot } = await import('react-dom/client');
-after(() => dom.happyDOM.close());
 
 const T = 'task-1';
 const S = 's1';
@@ -31,18 +26,6 @@ function waiting() {
   return store;
 }
 
-/** A fake server: each call answers with the next reply (`{ status, body }`, or an Error to throw); calls recorded. */
-function server(...replies) {
-  const calls = [];
-  const fetch = async (url, init) => {
-    calls.push({ url, init });
-    const reply = replies.shift();
-    if (reply instanceof Error) throw reply;
-    await new Promise((r) => setTimeout(r, 5));
-    return { status: reply.status, text: async () => (typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) };
-  };
-  return { fetch, calls };
-}
 
 const won = (sequence = 8, summaryRevision = 4) => ({
   status: 200,

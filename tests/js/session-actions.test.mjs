@@ -3,17 +3,12 @@
 // session back, the owner never picks it, a snapshot keeps it), `sessionAfterDelete` opens the
 // newest remaining session, and `offeredActions` / `useOfferedActions` say which actions to show.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
-import { Window } from 'happy-dom';
+import { describe, test } from 'node:test';
 import { act, createElement as h } from 'react';
 import { ProjectionStore } from 'task-projection';
 import { ProjectionStoreProvider, useOfferedActions } from '../../js/react.js';
+import { createRoot } from './respond-support.mjs';
 
-const dom = new Window({ url: 'http://localhost/' });
-Object.assign(globalThis, { window: dom, document: dom.document, IS_REACT_ACT_ENVIRONMENT: true });
-if (globalThis.navigator === undefined) globalThis.navigator = dom.navigator;
-const { createRoot } = await import('react-dom/client');
-after(() => dom.happyDOM.close());
 
 const T = 'task-1';
 const at = (s) => `2026-12-06T12:00:${String(s).padStart(2, '0')}.000000000Z`;
