@@ -293,11 +293,12 @@ pub fn reply_counts(attempt: u64, held: Option<(u64, &Phase)>) -> Result<(), Sta
     }
 }
 
-/// Is a reply for a bundle that is no longer live worth settling? A reply that arrives after the
-/// bundle stopped being the session's live question by the server's own data (the rows turned
-/// terminal, a newer turn began) changes nothing: the data already says it.
-pub fn settles_now(outcome: Outcome, still_live: bool) -> bool {
-    outcome.settles() && still_live
+/// Is a reply worth settling? Only while a row of its bundle (or its permission) is still pending
+/// in the data, wherever discovery stands now: a reply that arrives after the rows all turned
+/// terminal changes nothing (the data already says it), and one for rows an older projection
+/// hides for a while still settles them, so they cannot show again when a newer one arrives.
+pub fn settles_now(outcome: Outcome, still_pending: bool) -> bool {
+    outcome.settles() && still_pending
 }
 
 /// Does a row of a settled bundle lift the settlement, so the row's own status shows again?

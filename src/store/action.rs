@@ -225,8 +225,13 @@ impl<P: Clone> ProjectionStore<P> {
         } else {
             Phase::Open(outcome)
         };
-        let still_live = self.live_target(&session, permission) == Ok(Some(&*pending_id));
-        let applied = settles_now(outcome, still_live);
+        // Rows still pending in the data, whether or not discovery shows them now (an older
+        // projection may hide the bundle for a while; it would show again).
+        let still_pending = self
+            .sessions
+            .get(&*session)
+            .is_some_and(|e| e.request_pending(&pending_id, permission));
+        let applied = settles_now(outcome, still_pending);
         if applied {
             if let Some(entry) = self.sessions.get_mut(&*session) {
                 let settled = &mut entry.settled;

@@ -10,7 +10,7 @@ use super::{Reason, SessionId};
 use crate::hash::IdIndex;
 use crate::rules::action::{session_action_source, ActionSource};
 use crate::rules::knowledge::SessionInputs;
-use crate::rules::model::{PendingAction, SessionRecord, SessionState, Turn};
+use crate::rules::model::{MessageKind, PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
 use crate::rules::pending::{session_pending_action_with, SessionActionReason};
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
@@ -263,6 +263,21 @@ impl SessionEntry {
             }
         }
         rows
+    }
+
+    /// Whether a row of request `pending_id` (a permission's, or a clarification bundle's) is
+    /// still pending in the data, wherever its turn stands.
+    pub(super) fn request_pending(&self, pending_id: &str, permission: bool) -> bool {
+        let kind = if permission {
+            MessageKind::PermissionRequest
+        } else {
+            MessageKind::ClarificationRequest
+        };
+        self.messages.rows().any(|r| {
+            r.row.kind == kind
+                && r.pending_id_str() == Some(pending_id)
+                && r.row.status.is_pending()
+        })
     }
 
     /// Whether the session's settled bundles make its rows, not its held projection, decide its
