@@ -168,3 +168,36 @@ fn the_stale_codes_settle_a_permission_as_no_longer_available_and_a_failure_hide
     assert!(matches!(replied.outcome, Outcome::Failed(_)));
     assert_eq!(standing(&store), Some((true, true, RequestStatus::Pending)));
 }
+
+#[test]
+fn a_held_summary_from_before_the_answer_gives_way_to_the_sessions_until_a_newer_one() {
+    use task_projection::rules::model::StatusSummary;
+    let summary = |revision: u64, action: Option<PendingAction>| {
+        Some((
+            StatusSummary {
+                revision: Some(revision),
+                pending_action: action,
+            },
+            revision,
+        ))
+    };
+    let mut store = blocked(Some("req-1"));
+    store.apply_status_summary_event(TASK, summary(3, Some(PendingAction::Permission)));
+    assert_eq!(
+        store.task_pending_action(TASK).0,
+        Some(Some(PendingAction::Permission))
+    );
+    // The reference client's envelope: no position, no summary in the reply.
+    let a = store.permission_start(S, "pp-1").unwrap().attempt;
+    assert!(store.respond_reply(a, reply(200, None), None).applied);
+    assert_eq!(store.task_pending_action(TASK).0, Some(None));
+    assert_eq!(rehydrated(&store).task_pending_action(TASK).0, Some(None));
+    // An older summary changes nothing; a newer one is the server's word after the answer.
+    store.apply_status_summary_event(TASK, summary(2, Some(PendingAction::Permission)));
+    assert_eq!(store.task_pending_action(TASK).0, Some(None));
+    store.apply_status_summary_event(TASK, summary(4, Some(PendingAction::Clarification)));
+    assert_eq!(
+        store.task_pending_action(TASK).0,
+        Some(Some(PendingAction::Clarification))
+    );
+}

@@ -343,6 +343,16 @@ pub fn retires(rows_pending: bool, lifted: bool) -> bool {
     !rows_pending || lifted
 }
 
+/// Whether a task's held status summary is no newer than a settlement of one of its sessions
+/// (SPEC §13): the summary the store held when the reply settled the bundle (`mark`), or an
+/// older one. Such a summary says what the server knew before it handled the answer, so the
+/// per-task rule over the task's sessions decides instead (their settled rows counted as
+/// answered) until a newer summary arrives. Without a mark (no summary was held then) every
+/// summary is newer.
+pub fn summary_predates(held: Option<u64>, mark: Option<u64>) -> bool {
+    matches!((held, mark), (Some(held), Some(mark)) if held <= mark)
+}
+
 /// Whose word decides a session's pending action while one of its bundles is settled: the held
 /// projection when it is strictly newer than the settlement's position (the server projected
 /// after handling the answer), else the rows with the settled bundle counted as answered
@@ -473,6 +483,17 @@ mod tests {
             )),
             Outcome::Refused
         );
+    }
+
+    #[test]
+    fn a_summary_no_newer_than_the_settlement_gives_way_to_the_sessions() {
+        assert!(summary_predates(Some(3), Some(3)));
+        assert!(summary_predates(Some(2), Some(3)));
+        // A newer summary is the server's word after the answer.
+        assert!(!summary_predates(Some(4), Some(3)));
+        // No summary held at the settlement: any summary that came since is newer.
+        assert!(!summary_predates(Some(1), None));
+        assert!(!summary_predates(None, Some(3)));
     }
 
     #[test]

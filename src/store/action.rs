@@ -37,6 +37,10 @@ pub struct Settled {
     /// The session's projection revision after the server handled the response, when the reply
     /// said it.
     pub position: Option<Revision>,
+    /// The revision of the task's status summary held when the reply settled the bundle: a
+    /// summary no newer than it gives way to the sessions
+    /// ([`crate::rules::action::summary_predates`]).
+    pub summary: Option<u64>,
 }
 
 /// What [`ProjectionStore::respond_start`] did.
@@ -233,6 +237,13 @@ impl<P: Clone> ProjectionStore<P> {
             .is_some_and(|e| e.request_pending(&pending_id, permission));
         let applied = settles_now(outcome, still_pending);
         if applied {
+            let summary = self
+                .sessions
+                .get(&*session)
+                .and_then(|e| e.task_id.as_deref())
+                .and_then(|t| self.tasks.get(t))
+                .and_then(|t| t.summary.as_ref())
+                .and_then(super::tasks::HeldSummary::revision);
             if let Some(entry) = self.sessions.get_mut(&*session) {
                 let settled = &mut entry.settled;
                 settled.retain(|s| s.pending_id != pending_id);
@@ -242,6 +253,7 @@ impl<P: Clone> ProjectionStore<P> {
                 settled.push(Settled {
                     pending_id,
                     position,
+                    summary,
                 });
             }
         }

@@ -8,7 +8,9 @@ use super::messages::RowView;
 use super::session::{SessionEntry, SessionRef};
 use super::tasks::{HeldSummary, TaskEntry};
 use super::{Bundle, ProjectionStore, Reason};
-use crate::rules::action::{open_after_delete, permission_answerable, permission_shown};
+use crate::rules::action::{
+    open_after_delete, permission_answerable, permission_shown, summary_predates,
+};
 use crate::rules::clarification;
 use crate::rules::clarification::{considered, pending_bundle, pending_request, Considered, Scope};
 use crate::rules::knowledge::{self, Knowledge, SessionInputs, TaskInputs};
@@ -273,7 +275,7 @@ impl<P: Clone> ProjectionStore<P> {
     /// the legacy `task_pending_action`; a task known only through its session list takes the
     /// per-task rule over its sessions' projections.
     pub(super) fn effective_action(&self, task: &TaskEntry<P>) -> (Option<PendingAction>, Reason) {
-        if !task.known && task.summary.is_none() {
+        if (!task.known && task.summary.is_none()) || self.settled_since_summary(task) {
             return (
                 task_pending_action(self.listed_sessions(task)),
                 Reason::DerivedFromSessions,
@@ -285,6 +287,24 @@ impl<P: Clone> ProjectionStore<P> {
             Reason::LegacyTaskAction
         };
         (effective_task_pending_action(&task.as_task()), why)
+    }
+
+    /// Whether a session of the task holds a settlement (deciding by its rows) made while the
+    /// task's held summary, or a newer one, was held: that summary predates the answer (SPEC
+    /// §13), so the sessions decide. Only with the task's session list.
+    fn settled_since_summary(&self, task: &TaskEntry<P>) -> bool {
+        let Some(held) = task.summary.as_ref() else {
+            return false;
+        };
+        let held = held.revision();
+        task.sessions.is_some()
+            && self.listed_sessions(task).iter().any(|s| {
+                s.entry.rows_decide()
+                    && s.entry
+                        .settled
+                        .iter()
+                        .any(|settled| summary_predates(held, settled.summary))
+            })
     }
 
     pub(super) fn mark(&self, task: &TaskEntry<P>) -> TaskMark {

@@ -324,15 +324,19 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
     })
 }
 
-/// A session's settled bundles (SPEC §13): `[pending_id, epoch, sequence]` each, absent when
-/// there are none.
+/// A session's settled bundles (SPEC §13): `[pending_id, epoch, sequence, summary_revision?]`
+/// each, absent when there are none.
 fn settled<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Settled>, WireError> {
     if value.is_undefined() {
         return Ok(Vec::new());
     }
     each(value, path, &|item, item_path| {
-        if list(item, item_path)? != 3 {
-            return Err(invalid(item_path, "expected [pending_id, epoch, sequence]"));
+        let len = list(item, item_path)?;
+        if len != 3 && len != 4 {
+            return Err(invalid(
+                item_path,
+                "expected [pending_id, epoch, sequence, summary_revision?]",
+            ));
         }
         let pending_id = text(&item.at(0), &item_path.index(0))?;
         if pending_id.as_ref().is_empty() {
@@ -344,6 +348,11 @@ fn settled<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<Settled>, WireErro
         Ok(Settled {
             pending_id: pending_id.as_ref().into(),
             position: row_revision(item, item_path, 1)?,
+            summary: if len == 4 {
+                Some(sequence(&item.at(3), &item_path.index(3))?)
+            } else {
+                None
+            },
         })
     })
 }

@@ -68,8 +68,9 @@ pub fn one_session(state: SessionState, action: Option<PendingAction>, rows: &[M
 
 /// A store's snapshot through JSON text into a new store (SPEC §12).
 pub fn rehydrated(store: &Store) -> Store {
+    // A held summary's payload is its revision here: written as the summary object.
     let text = api::dehydrate(store, &Json::ABSENT, |p: &u64, out: &mut String| {
-        out.push_str(&p.to_string())
+        out.push_str(&format!("{{\"revision\":{p}}}"))
     })
     .expect("dehydrate");
     let parsed: serde_json::Value = serde_json::from_str(&text).expect("a snapshot is JSON");

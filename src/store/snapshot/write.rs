@@ -339,6 +339,9 @@ impl<P: Clone> ProjectionStore<P> {
                 j.0.push('[');
                 j.item(Some(&settled.pending_id));
                 j.row_revision(settled.position.as_ref());
+                if let Some(summary) = settled.summary {
+                    j.sequence(summary);
+                }
                 j.0.push(']');
             }
             j.close(']');
