@@ -14,7 +14,10 @@ use crate::store::snapshot::{
 };
 use crate::store::{Reason, Settled};
 
-use super::decode::{self, array, invalid_type, object, optional_text, optional_timestamp, text};
+use super::decode::{
+    self, array, invalid_type, object, optional_string, optional_text, optional_timestamp, string,
+    text,
+};
 use super::{Kind, Path, Wire};
 
 /// How many elements any one list of a snapshot may hold (sessions, messages of a session, ...):
@@ -95,7 +98,7 @@ fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, Wir
     }
     object(value, path)?;
     Ok(Some(Revision {
-        epoch: text(&value.get("epoch"), &path.key("epoch"))?.into(),
+        epoch: string(&value.get("epoch"), &path.key("epoch"))?,
         sequence: sequence(&value.get("sequence"), &path.key("sequence"))?,
     }))
 }
@@ -115,7 +118,7 @@ fn row_revision<W: Wire>(
         return Ok(None);
     }
     Ok(Some(Revision {
-        epoch: text(&epoch, &path.index(at))?.into(),
+        epoch: string(&epoch, &path.index(at))?,
         sequence: sequence(&seq, &path.index(next))?,
     }))
 }
@@ -178,7 +181,7 @@ fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
         .filter(|f| *f <= LIFECYCLE_ONLY | DISPATCH_PENDING | DISPATCH_ATTEMPTED)
         .ok_or_else(|| invalid(&flags_path, "expected a flag mask from 0 to 7"))?;
     Ok(Turn {
-        id: text(&value.at(0), &path.index(0))?.into(),
+        id: string(&value.at(0), &path.index(0))?,
         completed: exact_bool(&value.at(1), &path.index(1))?,
         started_at: timestamp(&value.at(2), &path.index(2))?,
         created_at: timestamp(&value.at(3), &path.index(3))?,
@@ -213,7 +216,7 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
                 .clone(),
         )
     } else {
-        optional_text(&turn, &turn_path)?.map(Into::into)
+        optional_string(&turn, &turn_path)?
     };
     let kind_path = path.index(2);
     let kind = kind_of_code(code(&value.at(2), &kind_path)?)
@@ -241,11 +244,11 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
         optional_timestamp(&updated, &path.index(7))?
     };
     Ok(Message {
-        id: text(&value.at(0), &path.index(0))?.into(),
+        id: string(&value.at(0), &path.index(0))?,
         turn_id,
         kind,
         status,
-        pending_id: optional_text(&value.at(4), &path.index(4))?.map(Into::into),
+        pending_id: optional_string(&value.at(4), &path.index(4))?,
         question_total,
         created_at,
         updated_at,
@@ -275,7 +278,7 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
             return Err(invalid(item_path, "expected [message_id, epoch, sequence]"));
         }
         Ok((
-            text(&item.at(0), &item_path.index(0))?.into(),
+            string(&item.at(0), &item_path.index(0))?,
             row_revision(item, item_path, 1)?,
         ))
     })?;
@@ -289,8 +292,8 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
         message(m, m_path, turn_slice)
     })?;
     Ok(SessionSnapshot {
-        id: text(&id, &id_path)?.into(),
-        task: optional_text(&task, &task_path)?.map(Into::into),
+        id: string(&id, &id_path)?,
+        task: optional_string(&task, &task_path)?,
         listed: exact_bool(&listed, &listed_path)?,
         state: state(&st, &st_path)?,
         state_at: optional_timestamp(&st_at, &st_at_path)?,
@@ -366,7 +369,7 @@ fn task<W: Wire + Clone, P>(
         Some(ids(&sessions_value, &sessions_path)?)
     };
     Ok(TaskSnapshot {
-        id: text(&value.get("id"), &path.key("id"))?.into(),
+        id: string(&value.get("id"), &path.key("id"))?,
         known: exact_bool(&value.get("known"), &path.key("known"))?,
         summary,
         legacy: action(&value.get("legacy"), &path.key("legacy"))?,
@@ -375,9 +378,7 @@ fn task<W: Wire + Clone, P>(
 }
 
 fn ids<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<String>, WireError> {
-    each(value, path, &|id, id_path| {
-        text(id, id_path).map(Into::into)
-    })
+    each(value, path, &|id, id_path| string(id, id_path))
 }
 
 /// `[input, reason, task_id, session_id, message_id, epoch, sequence, held epoch, held
@@ -435,8 +436,8 @@ pub fn snapshot<W: Wire + Clone, P>(
             .concat(),
         }));
     }
-    let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);
-    let stream = optional_text(&value.get("stream"), &path.key("stream"))?;
+    let epoch = optional_string(&value.get("epoch"), &path.key("epoch"))?;
+    let stream = optional_string(&value.get("stream"), &path.key("stream"))?;
     let offset_path = path.key("offset");
     let offset = value.get("offset");
     let offset = if offset.is_null() {
@@ -456,7 +457,7 @@ pub fn snapshot<W: Wire + Clone, P>(
         )
     };
     let position = match (stream, offset) {
-        (Some(stream), Some(offset)) => Some((stream.into(), offset)),
+        (Some(stream), Some(offset)) => Some((stream, offset)),
         (None, None) => None,
         _ => return Err(invalid(&offset_path, "stream and offset go together")),
     };
