@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use crate::rules::connection;
 
-use hash::{HashMap, HashSet};
+use hash::{HashSet, IdMap};
 
 pub use action::{AttemptState, Replied, Settled, Started};
 pub use inputs::{
@@ -66,11 +66,11 @@ type SessionId = Arc<str>;
 /// The stateful engine. See the module docs.
 #[derive(Clone, Debug)]
 pub struct ProjectionStore<P> {
-    tasks: HashMap<Box<str>, TaskEntry<P>>,
+    tasks: IdMap<Box<str>, TaskEntry<P>>,
     /// Boxed: the table moves only pointers when it grows, and a task list of many sessions does
     /// not grow it by a whole entry per bucket. A session id is allocated once: the task's
     /// session list and the change set share the key.
-    sessions: HashMap<SessionId, Box<SessionEntry>>,
+    sessions: IdMap<SessionId, Box<SessionEntry>>,
     fetches: VecDeque<(u64, Captured)>,
     next_fetch: u64,
     selection: Option<ActiveSelection>,
@@ -108,8 +108,8 @@ pub struct ProjectionStore<P> {
 impl<P> Default for ProjectionStore<P> {
     fn default() -> Self {
         ProjectionStore {
-            tasks: HashMap::default(),
-            sessions: HashMap::default(),
+            tasks: IdMap::default(),
+            sessions: IdMap::default(),
             fetches: VecDeque::new(),
             next_fetch: 1,
             selection: None,
