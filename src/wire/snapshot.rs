@@ -5,7 +5,6 @@
 
 use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{Message, PendingAction, Revision, SessionState, Turn};
-use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
 use crate::store::rejections::{Input, Rejection, Rev};
 use crate::store::snapshot::{
@@ -255,6 +254,8 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
     })
 }
 
+/// Built in place, field by field in the order they are checked: a refusal drops one
+/// half-built session (one call) instead of a different set of decoded fields at each `?`.
 #[inline(never)]
 fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireError> {
     object(value, path)?;
@@ -273,7 +274,8 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
     let (messages, messages_path) = field("messages");
     let (deleted, deleted_path) = field("deleted");
     let (paged, paged_path) = field("paged");
-    let deleted = each(&deleted, &deleted_path, &|item, item_path| {
+    let mut s = SessionSnapshot::default();
+    s.deleted = each(&deleted, &deleted_path, &|item, item_path| {
         if list(item, item_path)? != 3 {
             return Err(invalid(item_path, "expected [message_id, epoch, sequence]"));
         }
@@ -282,39 +284,29 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
             row_revision(item, item_path, 1)?,
         ))
     })?;
-    let turn_rows = if turn_list.is_null() {
-        None
-    } else {
-        Some(turns(&turn_list, &turns_path)?)
-    };
-    let turn_slice = turn_rows.as_deref().unwrap_or_default();
-    let decoded_messages = each(&messages, &messages_path, &|m, m_path| {
+    if !turn_list.is_null() {
+        s.turns = Some(turns(&turn_list, &turns_path)?);
+    }
+    let turn_slice = s.turns.as_deref().unwrap_or_default();
+    s.messages = each(&messages, &messages_path, &|m, m_path| {
         message(m, m_path, turn_slice)
     })?;
-    Ok(SessionSnapshot {
-        id: string(&id, &id_path)?,
-        task: optional_string(&task, &task_path)?,
-        listed: exact_bool(&listed, &listed_path)?,
-        state: state(&st, &st_path)?,
-        state_at: optional_timestamp(&st_at, &st_at_path)?,
-        primary: exact_bool(&primary, &primary_path)?,
-        primary_at: optional_timestamp(&primary_at, &primary_at_path)?,
-        projection: PendingProjection {
-            // Absent: no projection held; null: clean.
-            action: if act.is_undefined() {
-                None
-            } else {
-                Some(action(&act, &act_path)?)
-            },
-            revision: revision(&rev, &rev_path)?,
-        },
-        turns: turn_rows,
-        early: turns(&early, &early_path)?,
-        messages: decoded_messages,
-        deleted,
-        paged: exact_bool(&paged, &paged_path)?,
-        settled: settled(&value.get("settled"), &path.key("settled"))?,
-    })
+    s.id = string(&id, &id_path)?;
+    s.task = optional_string(&task, &task_path)?;
+    s.listed = exact_bool(&listed, &listed_path)?;
+    s.state = state(&st, &st_path)?;
+    s.state_at = optional_timestamp(&st_at, &st_at_path)?;
+    s.primary = exact_bool(&primary, &primary_path)?;
+    s.primary_at = optional_timestamp(&primary_at, &primary_at_path)?;
+    // Absent: no projection held; null: clean.
+    if !act.is_undefined() {
+        s.projection.action = Some(action(&act, &act_path)?);
+    }
+    s.projection.revision = revision(&rev, &rev_path)?;
+    s.early = turns(&early, &early_path)?;
+    s.paged = exact_bool(&paged, &paged_path)?;
+    s.settled = settled(&value.get("settled"), &path.key("settled"))?;
+    Ok(s)
 }
 
 /// A session's settled bundles (SPEC §13): `[pending_id, epoch, sequence]` each, absent when
