@@ -50,8 +50,7 @@ fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
     Ok(len)
 }
 
-/// Each element of a list through `f` (`dyn`: one copy of the loop for every element kind).
-#[inline(never)]
+/// Each element of a list through `f`, into a vector sized once.
 fn each<W: Wire, T>(
     value: &W,
     path: &Path<'_>,
@@ -59,10 +58,25 @@ fn each<W: Wire, T>(
 ) -> Result<Vec<T>, WireError> {
     let len = list(value, path)?;
     let mut out = Vec::with_capacity(len);
-    for i in 0..len {
-        out.push(f(&value.at(i), &path.index(i))?);
-    }
+    elements(value, path, len, &mut |item, item_path| {
+        out.push(f(item, item_path)?);
+        Ok(())
+    })?;
     Ok(out)
+}
+
+/// The loop of [`each`], `dyn`: one copy for every element kind.
+#[inline(never)]
+fn elements<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+    len: usize,
+    f: &mut dyn FnMut(&W, &Path<'_>) -> Result<(), WireError>,
+) -> Result<(), WireError> {
+    for i in 0..len {
+        f(&value.at(i), &path.index(i))?;
+    }
+    Ok(())
 }
 
 /// `true` or `false` (a snapshot spells its flags exactly).
