@@ -16,6 +16,8 @@ impl<P: Clone> ProjectionStore<P> {
     /// restored until the stream's first hello or a task snapshot ([`Self::restored`]).
     pub fn hydrate(snapshot: SnapshotInput<P>, restored: bool) -> Self {
         let mut store = Self::new();
+        // Every entry starts at a version above 0 (0 means "no entry").
+        let version = store.bump();
         store.server_epoch = snapshot.epoch.map(Box::from);
         store.position = snapshot.position.map(|(s, o)| (Box::from(s), o));
         store.restored = restored;
@@ -51,6 +53,8 @@ impl<P: Clone> ProjectionStore<P> {
                 early_turns: s.early,
                 paged: s.paged,
                 settled: s.settled,
+                version,
+                discovery: version,
                 ..SessionEntry::default()
             };
             if let Some(turns) = s.turns {
@@ -62,9 +66,8 @@ impl<P: Clone> ProjectionStore<P> {
             for (message, revision) in &s.deleted {
                 entry.messages.bury(message, revision.as_ref());
             }
-            store
-                .sessions
-                .insert(SessionId::from(s.id), Box::new(entry));
+            // Through the table's one entry path (the ids are distinct: the decoder checked).
+            *store.session_mut(&s.id) = entry;
         }
         for t in snapshot.tasks {
             let sessions = t.sessions.map(|list| {
@@ -82,23 +85,14 @@ impl<P: Clone> ProjectionStore<P> {
                     .map(|(summary, payload)| HeldSummary { summary, payload }),
                 task_pending_action: t.legacy,
                 sessions,
-                version: 0,
+                version,
             };
-            store.tasks.insert(Box::from(t.id), entry);
+            *store.tasks.entry(Box::from(t.id.as_str())).or_default() = entry;
         }
         // Decoded (and so validated) by every build; kept where the log is (`development`).
         #[cfg(feature = "development")]
         for r in snapshot.rejected {
             store.rejected.push(r);
-        }
-        // Every entry starts at a version above 0 (0 means "no entry").
-        let version = store.bump();
-        for entry in store.sessions.values_mut() {
-            entry.version = version;
-            entry.discovery = version;
-        }
-        for task in store.tasks.values_mut() {
-            task.version = version;
         }
         store.removals = version;
         store.clear_changes();
