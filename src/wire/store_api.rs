@@ -202,10 +202,11 @@ pub fn dehydrate_scope<W: Wire>(options: &W) -> Result<(Named, Named), WireError
             return Ok(None);
         }
         let len = decode::array(&value, &key_path)?;
-        (0..len)
-            .map(|i| decode::string(&value.at(i), &key_path.index(i)))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        let mut out = Vec::new();
+        for i in 0..len {
+            out.push(decode::string(&value.at(i), &key_path.index(i))?);
+        }
+        Ok(Some(out))
     };
     Ok((ids("tasks")?, ids("sessions")?))
 }
