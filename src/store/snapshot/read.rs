@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::SnapshotInput;
 use crate::hash::IdIndex;
 use crate::store::rejections::Input;
-use crate::store::session::SessionEntry;
 use crate::store::tasks::{HeldSummary, TaskEntry};
 use crate::store::{MessageParts, ProjectionStore, Reason, SessionId};
 
@@ -42,21 +41,21 @@ impl<P: Clone> ProjectionStore<P> {
             }
         };
         for s in snapshot.sessions {
-            let mut entry = SessionEntry {
-                task_id: s.task.as_deref().map(&mut task_id),
-                listed: s.listed,
-                state: s.state,
-                state_clock: s.state_at,
-                is_primary: s.primary,
-                primary_clock: s.primary_at,
-                projection: s.projection,
-                early_turns: s.early,
-                paged: s.paged,
-                settled: s.settled,
-                version,
-                discovery: version,
-                ..SessionEntry::default()
-            };
+            // Filled in place, through the table's one entry path (the ids are distinct: the
+            // decoder checked).
+            let entry = store.session_mut(&s.id);
+            entry.task_id = s.task.as_deref().map(&mut task_id);
+            entry.listed = s.listed;
+            entry.state = s.state;
+            entry.state_clock = s.state_at;
+            entry.is_primary = s.primary;
+            entry.primary_clock = s.primary_at;
+            entry.projection = s.projection;
+            entry.early_turns = s.early;
+            entry.paged = s.paged;
+            entry.settled = s.settled;
+            entry.version = version;
+            entry.discovery = version;
             if let Some(turns) = s.turns {
                 entry.set_turns(turns);
             }
@@ -66,8 +65,6 @@ impl<P: Clone> ProjectionStore<P> {
             for (message, revision) in &s.deleted {
                 entry.messages.bury(message, revision.as_ref());
             }
-            // Through the table's one entry path (the ids are distinct: the decoder checked).
-            *store.session_mut(&s.id) = entry;
         }
         for t in snapshot.tasks {
             let sessions = t.sessions.map(|list| {
