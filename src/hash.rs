@@ -77,7 +77,6 @@ impl Hasher for FxHasher {
 
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
-pub type HashSet<K> = hashbrown::HashSet<K, FxBuildHasher>;
 
 /// A [`HashMap`] keyed by ids (`Box<str>`, `Arc<str>`) whose lookups by `&str` are not inlined:
 /// the store's task and session tables are looked up at some forty places, and each inlined
