@@ -78,7 +78,7 @@ impl Hasher for FxHasher {
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
 
-/// A [`HashMap`] keyed by ids (`Box<str>`, `Arc<str>`) whose lookups by `&str` are not inlined:
+/// A [`HashMap`] keyed by ids (`Box<str>`, `Arc<str>`) whose lookups are not inlined:
 /// the store's task and session tables are looked up at some forty places, and each inlined
 /// probe loop is a copy. Everything else is the map's own ([`std::ops::Deref`]).
 #[derive(Clone, Debug)]
@@ -119,28 +119,43 @@ impl<'a, K, V> IntoIterator for &'a mut IdMap<K, V> {
     }
 }
 
-impl<K: std::borrow::Borrow<str> + std::hash::Hash + Eq, V> IdMap<K, V> {
+impl<K: std::hash::Hash + Eq, V> IdMap<K, V> {
     #[inline(never)]
-    pub fn get(&self, id: &str) -> Option<&V> {
+    pub fn get<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> Option<&V> {
         self.0.get(id)
     }
 
     #[inline(never)]
-    pub fn get_mut(&mut self, id: &str) -> Option<&mut V> {
+    pub fn get_mut<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &mut self,
+        id: &Q,
+    ) -> Option<&mut V> {
         self.0.get_mut(id)
     }
 
     #[inline(never)]
-    pub fn get_key_value(&self, id: &str) -> Option<(&K, &V)> {
+    pub fn get_key_value<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> Option<(&K, &V)> {
         self.0.get_key_value(id)
     }
 
-    pub fn contains_key(&self, id: &str) -> bool {
+    pub fn contains_key<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> bool {
         self.get(id).is_some()
     }
 
     #[inline(never)]
-    pub fn remove(&mut self, id: &str) -> Option<V> {
+    pub fn remove<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &mut self,
+        id: &Q,
+    ) -> Option<V> {
         self.0.remove(id)
     }
 }

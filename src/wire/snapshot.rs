@@ -269,7 +269,9 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
 }
 
 /// Built in place, field by field in the order they are checked: a refusal drops one
-/// half-built session (one call) instead of a different set of decoded fields at each `?`.
+/// half-built session (one call) instead of a different set of decoded fields at each `?`
+/// (hence the assignments after `default()`).
+#[allow(clippy::field_reassign_with_default)]
 #[inline(never)]
 fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireError> {
     object(value, path)?;
