@@ -81,8 +81,15 @@ pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
 /// A [`HashMap`] keyed by ids (`Box<str>`, `Arc<str>`) whose lookups are not inlined:
 /// the store's task and session tables are looked up at some forty places, and each inlined
 /// probe loop is a copy. Everything else is the map's own ([`std::ops::Deref`]).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct IdMap<K, V>(HashMap<K, V>);
+
+/// As the map's own (a store's `Debug` text is what it was before the newtype).
+impl<K: std::fmt::Debug, V: std::fmt::Debug> std::fmt::Debug for IdMap<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl<K, V> Default for IdMap<K, V> {
     fn default() -> Self {
