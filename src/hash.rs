@@ -77,7 +77,95 @@ impl Hasher for FxHasher {
 
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type HashMap<K, V> = hashbrown::HashMap<K, V, FxBuildHasher>;
-pub type HashSet<K> = hashbrown::HashSet<K, FxBuildHasher>;
+
+/// A [`HashMap`] keyed by ids (`Box<str>`, `Arc<str>`) whose lookups are not inlined:
+/// the store's task and session tables are looked up at some forty places, and each inlined
+/// probe loop is a copy. Everything else is the map's own ([`std::ops::Deref`]).
+#[derive(Clone)]
+pub struct IdMap<K, V>(HashMap<K, V>);
+
+/// As the map's own (a store's `Debug` text is what it was before the newtype).
+impl<K: std::fmt::Debug, V: std::fmt::Debug> std::fmt::Debug for IdMap<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<K, V> Default for IdMap<K, V> {
+    fn default() -> Self {
+        IdMap(HashMap::default())
+    }
+}
+
+impl<K, V> std::ops::Deref for IdMap<K, V> {
+    type Target = HashMap<K, V>;
+    fn deref(&self) -> &HashMap<K, V> {
+        &self.0
+    }
+}
+
+impl<K, V> std::ops::DerefMut for IdMap<K, V> {
+    fn deref_mut(&mut self) -> &mut HashMap<K, V> {
+        &mut self.0
+    }
+}
+
+impl<'a, K, V> IntoIterator for &'a IdMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = hashbrown::hash_map::Iter<'a, K, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, K, V> IntoIterator for &'a mut IdMap<K, V> {
+    type Item = (&'a K, &'a mut V);
+    type IntoIter = hashbrown::hash_map::IterMut<'a, K, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V> IdMap<K, V> {
+    #[inline(never)]
+    pub fn get<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> Option<&V> {
+        self.0.get(id)
+    }
+
+    #[inline(never)]
+    pub fn get_mut<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &mut self,
+        id: &Q,
+    ) -> Option<&mut V> {
+        self.0.get_mut(id)
+    }
+
+    #[inline(never)]
+    pub fn get_key_value<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> Option<(&K, &V)> {
+        self.0.get_key_value(id)
+    }
+
+    pub fn contains_key<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &self,
+        id: &Q,
+    ) -> bool {
+        self.get(id).is_some()
+    }
+
+    #[inline(never)]
+    pub fn remove<Q: ?Sized + std::hash::Hash + hashbrown::Equivalent<K>>(
+        &mut self,
+        id: &Q,
+    ) -> Option<V> {
+        self.0.remove(id)
+    }
+}
 
 /// The distinct ids of a list, each with a position the caller chose (its first row, its
 /// number): what the rules that group ids use (the turn-list and session-list merges), and

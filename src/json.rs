@@ -16,11 +16,25 @@ impl Json {
         Json(String::with_capacity(capacity))
     }
 
-    /// A comma unless the value opens its container.
+    /// A comma unless the value opens its container. Not inlined, as the pushes below: a call
+    /// at each of the writers' many sites instead of a capacity check and a grow.
+    #[inline(never)]
     pub(crate) fn sep(&mut self) {
         if !matches!(self.0.as_bytes().last(), Some(b'{' | b'[') | None) {
             self.0.push(',');
         }
+    }
+
+    /// One ASCII character (a bracket, a comma, a colon).
+    #[inline(never)]
+    pub(crate) fn ch(&mut self, c: char) {
+        self.0.push(c);
+    }
+
+    /// Text that is already JSON (`null`, `true`, a number's digits).
+    #[inline(never)]
+    pub(crate) fn push_raw(&mut self, raw: &str) {
+        self.0.push_str(raw);
     }
 
     /// `"key":` (after a comma when needed).
@@ -92,13 +106,13 @@ impl Json {
         self.key(key);
         match value {
             Some(v) => self.text(v),
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
         }
     }
 
     /// `"key":` and `value` as it is (already JSON).
     pub(crate) fn raw(&mut self, key: &str, value: &str) {
-        self.key(key).0.push_str(value);
+        self.key(key).push_raw(value);
     }
 
     pub(crate) fn bool(&mut self, key: &str, value: bool) {
@@ -116,23 +130,23 @@ impl Json {
                 self.0.push('"');
             }
             Some(n) => crate::text::push_uint(&mut self.0, n),
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
         }
     }
 
     /// `"key":` and an opening `{` or `[`.
     pub(crate) fn open(&mut self, key: &str, bracket: char) {
-        self.key(key).0.push(bracket);
+        self.key(key).ch(bracket);
     }
 
     /// An array element that is an object (its `{`).
     pub(crate) fn element(&mut self) {
         self.sep();
-        self.0.push('{');
+        self.ch('{');
     }
 
     pub(crate) fn close(&mut self, bracket: char) {
-        self.0.push(bracket);
+        self.ch(bracket);
     }
 }
 

@@ -4,21 +4,22 @@
 // target/pkg-sizes.json; the build fails when an artifact is over its raw or gzip budget, or has
 // none (brotli is for information). A --dev build does not check the unoptimized wasm and the
 // entries that embed it.
-// Each budget sits about 0.5 % above the size measured when it was last set (the wasm artifacts
-// and the entries that embed them 2026-12-06, the others 2026-12-04), rounded up to 100 B. Raise
-// one deliberately, in the change that grows the artifact, with the new measured sizes in
-// docs/package.md ("Package": every artifact, measured and budget); the measurements behind the
-// build's size flags are in docs/benchmarks.md ("Build size"); earlier budgets are in git history.
+// Each budget sits about 0.5 % above the size measured when it was last set (the store's wasm
+// artifacts and the entries that embed them 2026-12-07, the rules' 2026-12-06, the others
+// 2026-12-04), rounded up to 100 B. Raise one deliberately, in the change that grows the
+// artifact, with the new measured sizes in docs/package.md ("Package": every artifact, measured
+// and budget); the measurements behind the build's size flags are in docs/benchmarks.md ("Build
+// size"); earlier budgets are in git history.
 export const BUDGETS = {
-  'default wasm': { raw: 230_500, gzip: 88_500 },
+  'default wasm': { raw: 213_000, gzip: 83_400 },
   'default glue (task_projection.js)': { raw: 28_800, gzip: 6_300 },
-  'node entry (node.js, wasm embedded)': { raw: 308_600, gzip: 120_700 },
-  'MVP wasm': { raw: 229_300, gzip: 88_900 },
-  'fallback (wasm2js, minified)': { raw: 476_500, gzip: 137_600 },
+  'node entry (node.js, wasm embedded)': { raw: 285_200, gzip: 113_400 },
+  'MVP wasm': { raw: 211_800, gzip: 83_800 },
+  'fallback (wasm2js, minified)': { raw: 434_700, gzip: 126_900 },
   'fallback glue': { raw: 40_100, gzip: 6_500 },
-  'development wasm': { raw: 258_300, gzip: 99_300 },
+  'development wasm': { raw: 238_700, gzip: 93_800 },
   'development glue': { raw: 31_100, gzip: 6_600 },
-  'development node entry': { raw: 345_600, gzip: 135_600 },
+  'development node entry': { raw: 319_500, gzip: 127_200 },
   'rules wasm': { raw: 61_900, gzip: 24_800 },
   'rules glue': { raw: 14_700, gzip: 3_300 },
   'rules node entry': { raw: 83_700, gzip: 34_400 },

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use crate::rules::connection;
 
-use hash::{HashMap, HashSet};
+use hash::{HashMap, IdMap};
 
 pub use action::{AttemptState, Replied, Settled, Started};
 pub use inputs::{
@@ -67,11 +67,11 @@ type SessionId = Arc<str>;
 /// The stateful engine. See the module docs.
 #[derive(Clone, Debug)]
 pub struct ProjectionStore<P> {
-    tasks: HashMap<Box<str>, TaskEntry<P>>,
+    tasks: IdMap<Box<str>, TaskEntry<P>>,
     /// Boxed: the table moves only pointers when it grows, and a task list of many sessions does
     /// not grow it by a whole entry per bucket. A session id is allocated once: the task's
     /// session list and the change set share the key.
-    sessions: HashMap<SessionId, Box<SessionEntry>>,
+    sessions: IdMap<SessionId, Box<SessionEntry>>,
     fetches: VecDeque<(u64, Captured)>,
     next_fetch: u64,
     selection: Option<ActiveSelection>,
@@ -84,7 +84,9 @@ pub struct ProjectionStore<P> {
     /// The version of the last removal: the version of every removed task and session, whose
     /// entries are gone (their answers are known: removed, SPEC §11).
     removals: u64,
-    changed_tasks: HashSet<Box<str>>,
+    /// A set (the values are unused, 0): the map type of the message index's names
+    /// (`messages::slots`), so the wasm holds one instantiation of the table's code for both.
+    changed_tasks: HashMap<Box<str>, u32>,
     changed_sessions: SessionChanges,
     /// Counts session list calls (`SessionEntry::listed_in`).
     list_calls: u64,
@@ -109,8 +111,8 @@ pub struct ProjectionStore<P> {
 impl<P> Default for ProjectionStore<P> {
     fn default() -> Self {
         ProjectionStore {
-            tasks: HashMap::default(),
-            sessions: HashMap::default(),
+            tasks: IdMap::default(),
+            sessions: IdMap::default(),
             fetches: VecDeque::new(),
             next_fetch: 1,
             selection: None,
@@ -118,7 +120,7 @@ impl<P> Default for ProjectionStore<P> {
             removed_tasks: Remembered::new(REMOVED_TASKS),
             removed_sessions: Remembered::new(REMOVED_SESSIONS),
             removals: 0,
-            changed_tasks: HashSet::default(),
+            changed_tasks: HashMap::default(),
             changed_sessions: SessionChanges::default(),
             list_calls: 0,
             track_changes: true,
@@ -248,7 +250,11 @@ impl<P: Clone> ProjectionStore<P> {
     /// The tasks and sessions changed since the last call (in no particular order).
     pub fn take_changes(&mut self) -> Changes {
         Changes {
-            tasks: self.changed_tasks.drain().map(String::from).collect(),
+            tasks: self
+                .changed_tasks
+                .drain()
+                .map(|(id, _)| String::from(id))
+                .collect(),
             sessions: self.changed_sessions.take(),
         }
     }
@@ -310,8 +316,8 @@ impl<P: Clone> ProjectionStore<P> {
             if let Some(task) = self.tasks.get_mut(task_id) {
                 task.version = version;
             }
-            if track && !self.changed_tasks.contains(task_id) {
-                self.changed_tasks.insert(Box::from(task_id));
+            if track && !self.changed_tasks.contains_key(task_id) {
+                self.changed_tasks.insert(Box::from(task_id), 0);
             }
         }
     }
@@ -321,8 +327,8 @@ impl<P: Clone> ProjectionStore<P> {
         if let Some(entry) = self.tasks.get_mut(task_id) {
             entry.version = version;
         }
-        if self.track_changes && !self.changed_tasks.contains(task_id) {
-            self.changed_tasks.insert(Box::from(task_id));
+        if self.track_changes && !self.changed_tasks.contains_key(task_id) {
+            self.changed_tasks.insert(Box::from(task_id), 0);
         }
     }
 

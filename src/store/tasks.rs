@@ -64,8 +64,28 @@ impl<P> TaskEntry<P> {
     }
 }
 
-/// What a fetch token captured: each task present then, with its summary revision.
-pub(super) type Captured = HashMap<Box<str>, Option<u64>>;
+/// What a fetch token captured: each task present then, with its summary revision (in
+/// `revisions`, at the place `places` holds for its id: a map of `u32`s, the type of the message
+/// index's names map, so the wasm holds one instantiation of the table's code for both).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Captured {
+    places: HashMap<Box<str>, u32>,
+    revisions: Vec<Option<u64>>,
+}
+
+impl Captured {
+    /// What the fetch's start held of task `id`.
+    fn start(&self, id: &str) -> FetchStart {
+        let at = self.places.get(id);
+        FetchStart {
+            task_present: at.is_some(),
+            revision: at
+                .and_then(|at| self.revisions.get(usize::try_from(*at).ok()?))
+                .copied()
+                .flatten(),
+        }
+    }
+}
 
 impl<P: Clone> ProjectionStore<P> {
     /// Whether `task_id` was removed: every later-arriving input about it is older than the
@@ -238,16 +258,17 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn begin_task_fetch(&mut self) -> u64 {
         let token = self.next_fetch;
         self.next_fetch = self.next_fetch.wrapping_add(1);
-        let captured = self
-            .tasks
-            .iter()
-            .map(|(id, t)| {
-                (
-                    id.clone(),
-                    t.summary.as_ref().and_then(HeldSummary::revision),
-                )
-            })
-            .collect();
+        let mut captured = Captured::default();
+        for (id, t) in self.tasks.iter() {
+            // Below 2^32 tasks (a wasm32 memory holds far fewer).
+            let Ok(at) = u32::try_from(captured.revisions.len()) else {
+                break;
+            };
+            captured.places.insert(id.clone(), at);
+            captured
+                .revisions
+                .push(t.summary.as_ref().and_then(HeldSummary::revision));
+        }
         self.fetches.push_back((token, captured));
         while self.fetches.len() > MAX_FETCHES {
             self.fetches.pop_front();
@@ -273,10 +294,7 @@ impl<P: Clone> ProjectionStore<P> {
         // A refetch confirms or replaces restored state.
         self.confirm_restored();
         for input in tasks {
-            let start = FetchStart {
-                task_present: captured.contains_key(input.id.as_str()),
-                revision: captured.get(input.id.as_str()).copied().flatten(),
-            };
+            let start = captured.start(&input.id);
             // Removed while the request was in flight (present at its start, gone now; or
             // remembered as removed): the snapshot is older than the removal.
             let gone = start.task_present && !self.tasks.contains_key(input.id.as_str());

@@ -133,9 +133,12 @@ pub fn task_inputs<W: Wire + Clone>(
     path: &Path<'_>,
 ) -> Result<Vec<TaskInput<W>>, WireError> {
     let len = decode::array(value, path)?;
-    (0..len)
-        .map(|i| task_input(&value.at(i), &path.index(i)))
-        .collect()
+    // A loop: a `Result`-collecting iterator is an adapter instance of its own in the wasm.
+    let mut out = Vec::new();
+    for i in 0..len {
+        out.push(task_input(&value.at(i), &path.index(i))?);
+    }
+    Ok(out)
 }
 
 /// A `server.hello` payload (docs/server-api.md): `epoch`, and the stream resume fields, each

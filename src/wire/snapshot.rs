@@ -5,7 +5,6 @@
 
 use crate::error::{WireError, WireErrorKind};
 use crate::rules::model::{Message, PendingAction, Revision, RowFlags, SessionState, Turn};
-use crate::rules::revision::PendingProjection;
 use crate::rules::time::Timestamp;
 use crate::store::rejections::{Input, Rejection, Rev};
 use crate::store::snapshot::{
@@ -14,7 +13,10 @@ use crate::store::snapshot::{
 };
 use crate::store::{Reason, Settled};
 
-use super::decode::{self, array, invalid_type, object, optional_text, optional_timestamp, text};
+use super::decode::{
+    self, array, invalid_type, object, optional_string, optional_text, optional_timestamp, string,
+    text,
+};
 use super::{Kind, Path, Wire};
 
 /// How many elements any one list of a snapshot may hold (sessions, messages of a session, ...):
@@ -48,8 +50,7 @@ fn list<W: Wire>(value: &W, path: &Path<'_>) -> Result<usize, WireError> {
     Ok(len)
 }
 
-/// Each element of a list through `f` (`dyn`: one copy of the loop for every element kind).
-#[inline(never)]
+/// Each element of a list through `f`, into a vector sized once.
 fn each<W: Wire, T>(
     value: &W,
     path: &Path<'_>,
@@ -57,10 +58,25 @@ fn each<W: Wire, T>(
 ) -> Result<Vec<T>, WireError> {
     let len = list(value, path)?;
     let mut out = Vec::with_capacity(len);
-    for i in 0..len {
-        out.push(f(&value.at(i), &path.index(i))?);
-    }
+    elements(value, path, len, &mut |item, item_path| {
+        out.push(f(item, item_path)?);
+        Ok(())
+    })?;
     Ok(out)
+}
+
+/// The loop of [`each`], `dyn`: one copy for every element kind.
+#[inline(never)]
+fn elements<W: Wire>(
+    value: &W,
+    path: &Path<'_>,
+    len: usize,
+    f: &mut dyn FnMut(&W, &Path<'_>) -> Result<(), WireError>,
+) -> Result<(), WireError> {
+    for i in 0..len {
+        f(&value.at(i), &path.index(i))?;
+    }
+    Ok(())
 }
 
 /// `true` or `false` (a snapshot spells its flags exactly).
@@ -95,7 +111,7 @@ fn revision<W: Wire>(value: &W, path: &Path<'_>) -> Result<Option<Revision>, Wir
     }
     object(value, path)?;
     Ok(Some(Revision {
-        epoch: text(&value.get("epoch"), &path.key("epoch"))?.into(),
+        epoch: string(&value.get("epoch"), &path.key("epoch"))?,
         sequence: sequence(&value.get("sequence"), &path.key("sequence"))?,
     }))
 }
@@ -115,7 +131,7 @@ fn row_revision<W: Wire>(
         return Ok(None);
     }
     Ok(Some(Revision {
-        epoch: text(&epoch, &path.index(at))?.into(),
+        epoch: string(&epoch, &path.index(at))?,
         sequence: sequence(&seq, &path.index(next))?,
     }))
 }
@@ -178,7 +194,7 @@ fn turn<W: Wire>(value: &W, path: &Path<'_>) -> Result<Turn, WireError> {
         .filter(|f| *f <= LIFECYCLE_ONLY | DISPATCH_PENDING | DISPATCH_ATTEMPTED)
         .ok_or_else(|| invalid(&flags_path, "expected a flag mask from 0 to 7"))?;
     Ok(Turn {
-        id: text(&value.at(0), &path.index(0))?.into(),
+        id: string(&value.at(0), &path.index(0))?,
         completed: exact_bool(&value.at(1), &path.index(1))?,
         started_at: timestamp(&value.at(2), &path.index(2))?,
         created_at: timestamp(&value.at(3), &path.index(3))?,
@@ -214,7 +230,7 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
                 .clone(),
         )
     } else {
-        optional_text(&turn, &turn_path)?.map(Into::into)
+        optional_string(&turn, &turn_path)?
     };
     let kind_path = path.index(2);
     let kind = kind_of_code(code(&value.at(2), &kind_path)?)
@@ -242,11 +258,11 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
         optional_timestamp(&updated, &path.index(7))?
     };
     Ok(Message {
-        id: text(&value.at(0), &path.index(0))?.into(),
+        id: string(&value.at(0), &path.index(0))?,
         turn_id,
         kind,
         status,
-        pending_id: optional_text(&value.at(4), &path.index(4))?.map(Into::into),
+        pending_id: optional_string(&value.at(4), &path.index(4))?,
         question_total,
         created_at,
         updated_at,
@@ -262,6 +278,10 @@ fn message<W: Wire>(value: &W, path: &Path<'_>, turns: &[Turn]) -> Result<Messag
     })
 }
 
+/// Built in place, field by field in the order they are checked: a refusal drops one
+/// half-built session (one call) instead of a different set of decoded fields at each `?`
+/// (hence the assignments after `default()`).
+#[allow(clippy::field_reassign_with_default)]
 #[inline(never)]
 fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireError> {
     object(value, path)?;
@@ -280,48 +300,39 @@ fn session<W: Wire>(value: &W, path: &Path<'_>) -> Result<SessionSnapshot, WireE
     let (messages, messages_path) = field("messages");
     let (deleted, deleted_path) = field("deleted");
     let (paged, paged_path) = field("paged");
-    let deleted = each(&deleted, &deleted_path, &|item, item_path| {
+    let mut s = SessionSnapshot::default();
+    s.deleted = each(&deleted, &deleted_path, &|item, item_path| {
         if list(item, item_path)? != 3 {
             return Err(invalid(item_path, "expected [message_id, epoch, sequence]"));
         }
         Ok((
-            text(&item.at(0), &item_path.index(0))?.into(),
+            string(&item.at(0), &item_path.index(0))?,
             row_revision(item, item_path, 1)?,
         ))
     })?;
-    let turn_rows = if turn_list.is_null() {
-        None
-    } else {
-        Some(turns(&turn_list, &turns_path)?)
-    };
-    let turn_slice = turn_rows.as_deref().unwrap_or_default();
-    let decoded_messages = each(&messages, &messages_path, &|m, m_path| {
+    if !turn_list.is_null() {
+        s.turns = Some(turns(&turn_list, &turns_path)?);
+    }
+    let turn_slice = s.turns.as_deref().unwrap_or_default();
+    s.messages = each(&messages, &messages_path, &|m, m_path| {
         message(m, m_path, turn_slice)
     })?;
-    Ok(SessionSnapshot {
-        id: text(&id, &id_path)?.into(),
-        task: optional_text(&task, &task_path)?.map(Into::into),
-        listed: exact_bool(&listed, &listed_path)?,
-        state: state(&st, &st_path)?,
-        state_at: optional_timestamp(&st_at, &st_at_path)?,
-        primary: exact_bool(&primary, &primary_path)?,
-        primary_at: optional_timestamp(&primary_at, &primary_at_path)?,
-        projection: PendingProjection {
-            // Absent: no projection held; null: clean.
-            action: if act.is_undefined() {
-                None
-            } else {
-                Some(action(&act, &act_path)?)
-            },
-            revision: revision(&rev, &rev_path)?,
-        },
-        turns: turn_rows,
-        early: turns(&early, &early_path)?,
-        messages: decoded_messages,
-        deleted,
-        paged: exact_bool(&paged, &paged_path)?,
-        settled: settled(&value.get("settled"), &path.key("settled"))?,
-    })
+    s.id = string(&id, &id_path)?;
+    s.task = optional_string(&task, &task_path)?;
+    s.listed = exact_bool(&listed, &listed_path)?;
+    s.state = state(&st, &st_path)?;
+    s.state_at = optional_timestamp(&st_at, &st_at_path)?;
+    s.primary = exact_bool(&primary, &primary_path)?;
+    s.primary_at = optional_timestamp(&primary_at, &primary_at_path)?;
+    // Absent: no projection held; null: clean.
+    if !act.is_undefined() {
+        s.projection.action = Some(action(&act, &act_path)?);
+    }
+    s.projection.revision = revision(&rev, &rev_path)?;
+    s.early = turns(&early, &early_path)?;
+    s.paged = exact_bool(&paged, &paged_path)?;
+    s.settled = settled(&value.get("settled"), &path.key("settled"))?;
+    Ok(s)
 }
 
 /// A session's settled bundles (SPEC §13): `[pending_id, epoch, sequence, summary_revision?]`
@@ -385,7 +396,7 @@ fn task<W: Wire + Clone, P>(
         Some(ids(&sessions_value, &sessions_path)?)
     };
     Ok(TaskSnapshot {
-        id: text(&value.get("id"), &path.key("id"))?.into(),
+        id: string(&value.get("id"), &path.key("id"))?,
         known: exact_bool(&value.get("known"), &path.key("known"))?,
         summary,
         legacy: action(&value.get("legacy"), &path.key("legacy"))?,
@@ -394,9 +405,7 @@ fn task<W: Wire + Clone, P>(
 }
 
 fn ids<W: Wire>(value: &W, path: &Path<'_>) -> Result<Vec<String>, WireError> {
-    each(value, path, &|id, id_path| {
-        text(id, id_path).map(Into::into)
-    })
+    each(value, path, &|id, id_path| string(id, id_path))
 }
 
 /// `[input, reason, task_id, session_id, message_id, epoch, sequence, held epoch, held
@@ -454,8 +463,8 @@ pub fn snapshot<W: Wire + Clone, P>(
             .concat(),
         }));
     }
-    let epoch = optional_text(&value.get("epoch"), &path.key("epoch"))?.map(Into::into);
-    let stream = optional_text(&value.get("stream"), &path.key("stream"))?;
+    let epoch = optional_string(&value.get("epoch"), &path.key("epoch"))?;
+    let stream = optional_string(&value.get("stream"), &path.key("stream"))?;
     let offset_path = path.key("offset");
     let offset = value.get("offset");
     let offset = if offset.is_null() {
@@ -475,7 +484,7 @@ pub fn snapshot<W: Wire + Clone, P>(
         )
     };
     let position = match (stream, offset) {
-        (Some(stream), Some(offset)) => Some((stream.into(), offset)),
+        (Some(stream), Some(offset)) => Some((stream, offset)),
         (None, None) => None,
         _ => return Err(invalid(&offset_path, "stream and offset go together")),
     };

@@ -87,9 +87,10 @@ pub fn apply_message_events<W: Wire, P: Clone>(
     let kind = events::message_event_kind(kind, &Path::Root("kind"))?;
     let path = Path::Root("payloads");
     let len = decode::array(payloads, &path)?;
-    let batch = (0..len)
-        .map(|i| events::message_event(&payloads.at(i), &path.index(i)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut batch = Vec::new();
+    for i in 0..len {
+        batch.push(events::message_event(&payloads.at(i), &path.index(i))?);
+    }
     let mut last = Reason::Unchanged;
     for event in &batch {
         last = store.apply_message_event(kind, event);
@@ -216,10 +217,11 @@ pub fn dehydrate_scope<W: Wire>(options: &W) -> Result<(Named, Named), WireError
             return Ok(None);
         }
         let len = decode::array(&value, &key_path)?;
-        (0..len)
-            .map(|i| decode::string(&value.at(i), &key_path.index(i)))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        let mut out = Vec::new();
+        for i in 0..len {
+            out.push(decode::string(&value.at(i), &key_path.index(i))?);
+        }
+        Ok(Some(out))
     };
     Ok((ids("tasks")?, ids("sessions")?))
 }

@@ -8,7 +8,6 @@ use super::SnapshotInput;
 use crate::hash::IdIndex;
 use crate::rules::action::Stale;
 use crate::store::rejections::Input;
-use crate::store::session::SessionEntry;
 use crate::store::tasks::{HeldSummary, TaskEntry};
 use crate::store::{MessageParts, ProjectionStore, Reason, SessionId};
 
@@ -17,6 +16,8 @@ impl<P: Clone> ProjectionStore<P> {
     /// restored until the stream's first hello or a task snapshot ([`Self::restored`]).
     pub fn hydrate(snapshot: SnapshotInput<P>, restored: bool) -> Self {
         let mut store = Self::new();
+        // Every entry starts at a version above 0 (0 means "no entry").
+        let version = store.bump();
         store.server_epoch = snapshot.epoch.map(Box::from);
         store.position = snapshot.position.map(|(s, o)| (Box::from(s), o));
         store.restored = restored;
@@ -41,19 +42,21 @@ impl<P: Clone> ProjectionStore<P> {
             }
         };
         for s in snapshot.sessions {
-            let mut entry = SessionEntry {
-                task_id: s.task.as_deref().map(&mut task_id),
-                listed: s.listed,
-                state: s.state,
-                state_clock: s.state_at,
-                is_primary: s.primary,
-                primary_clock: s.primary_at,
-                projection: s.projection,
-                early_turns: s.early,
-                paged: s.paged,
-                settled: s.settled,
-                ..SessionEntry::default()
-            };
+            // Filled in place, through the table's one entry path (the ids are distinct: the
+            // decoder checked).
+            let entry = store.session_mut(&s.id);
+            entry.task_id = s.task.as_deref().map(&mut task_id);
+            entry.listed = s.listed;
+            entry.state = s.state;
+            entry.state_clock = s.state_at;
+            entry.is_primary = s.primary;
+            entry.primary_clock = s.primary_at;
+            entry.projection = s.projection;
+            entry.early_turns = s.early;
+            entry.paged = s.paged;
+            entry.settled = s.settled;
+            entry.version = version;
+            entry.discovery = version;
             if let Some(turns) = s.turns {
                 entry.set_turns(turns);
             }
@@ -63,9 +66,6 @@ impl<P: Clone> ProjectionStore<P> {
             for (message, revision) in &s.deleted {
                 entry.messages.bury(message, revision.as_ref());
             }
-            store
-                .sessions
-                .insert(SessionId::from(s.id), Box::new(entry));
         }
         for t in snapshot.tasks {
             let sessions = t.sessions.map(|list| {
@@ -83,23 +83,14 @@ impl<P: Clone> ProjectionStore<P> {
                     .map(|(summary, payload)| HeldSummary { summary, payload }),
                 task_pending_action: t.legacy,
                 sessions,
-                version: 0,
+                version,
             };
-            store.tasks.insert(Box::from(t.id), entry);
+            *store.tasks.entry(Box::from(t.id.as_str())).or_default() = entry;
         }
         // Decoded (and so validated) by every build; kept where the log is (`development`).
         #[cfg(feature = "development")]
         for r in snapshot.rejected {
             store.rejected.push(r);
-        }
-        // Every entry starts at a version above 0 (0 means "no entry").
-        let version = store.bump();
-        for entry in store.sessions.values_mut() {
-            entry.version = version;
-            entry.discovery = version;
-        }
-        for task in store.tasks.values_mut() {
-            task.version = version;
         }
         store.removals = version;
         store.clear_changes();

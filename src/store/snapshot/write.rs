@@ -28,7 +28,7 @@ impl Json {
     fn timestamp_value(&mut self, time: Option<&Timestamp>) {
         match time {
             Some(t) => self.text(&t.text()),
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
         }
     }
 
@@ -37,14 +37,14 @@ impl Json {
         self.sep();
         match value {
             Some(v) => self.text(v),
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
         }
     }
 
     #[inline(never)]
     fn item_raw(&mut self, raw: &str) {
         self.sep();
-        self.0.push_str(raw);
+        self.push_raw(raw);
     }
 
     /// A revision in a row: two items, its epoch and sequence (`null, null` for none).
@@ -77,12 +77,12 @@ impl Json {
     #[inline(never)]
     fn revision_value(&mut self, revision: Option<&Revision>) {
         match revision {
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
             Some(r) => {
-                self.0.push('{');
+                self.ch('{');
                 self.str("epoch", Some(&r.epoch));
                 self.num("sequence", Some(r.sequence));
-                self.0.push('}');
+                self.ch('}');
             }
         }
     }
@@ -94,7 +94,7 @@ impl Json {
         self.sep();
         match clarification::gate(total) {
             Some(count) => push_uint(&mut self.0, count),
-            None => self.0.push_str("null"),
+            None => self.push_raw("null"),
         }
     }
 
@@ -102,7 +102,7 @@ impl Json {
     fn turns(&mut self, turns: &[Turn]) {
         for t in turns {
             self.sep();
-            self.0.push('[');
+            self.ch('[');
             self.item(Some(&t.id));
             self.item_raw(if t.completed { "true" } else { "false" });
             self.timestamp(Some(&t.started_at));
@@ -114,7 +114,7 @@ impl Json {
                 | bit(t.flags.prompt_dispatch_attempted, DISPATCH_ATTEMPTED);
             self.sep();
             push_uint(&mut self.0, flags);
-            self.0.push(']');
+            self.ch(']');
         }
     }
 }
@@ -144,7 +144,7 @@ impl<P: Clone> ProjectionStore<P> {
         sessions.retain(|s| self.sessions.contains_key(*s));
 
         let mut j = Json::with_capacity(256);
-        j.0.push('{');
+        j.ch('{');
         j.str("format", Some(FORMAT));
         j.num("version", Some(VERSION));
         j.str("epoch", self.server_epoch.as_deref());
@@ -226,7 +226,7 @@ impl<P: Clone> ProjectionStore<P> {
         j.open("rejected", '[');
         for r in self.rejected.oldest_first().filter(|r| in_scope(r)) {
             j.sep();
-            j.0.push('[');
+            j.ch('[');
             j.item(Some(r.input.as_str()));
             j.item(Some(r.reason.code()));
             j.item(r.task_id.as_deref());
@@ -242,12 +242,12 @@ impl<P: Clone> ProjectionStore<P> {
                     None => j.row_revision(None),
                 }
             }
-            j.0.push(']');
+            j.ch(']');
         }
         j.close(']');
 
         self.write_answers(&mut j, &tasks, &sessions, &payload);
-        j.0.push('}');
+        j.ch('}');
         j.0
     }
 
@@ -290,7 +290,7 @@ impl<P: Clone> ProjectionStore<P> {
         j.open("messages", '[');
         for row in entry.messages.rows() {
             j.sep();
-            j.0.push('[');
+            j.ch('[');
             j.item(Some(row.id_str()));
             match row.turn_id_str() {
                 Some(turn) => match turn_index.get(turn, &turn_at) {
@@ -320,29 +320,29 @@ impl<P: Clone> ProjectionStore<P> {
                 j.sep();
                 push_uint(&mut j.0, u64::from(flags));
             }
-            j.0.push(']');
+            j.ch(']');
         }
         j.close(']');
         j.open("deleted", '[');
         for (message, revision) in entry.messages.tombstones_ordered() {
             j.sep();
-            j.0.push('[');
+            j.ch('[');
             j.item(Some(message));
             j.row_revision(revision);
-            j.0.push(']');
+            j.ch(']');
         }
         j.close(']');
         if !entry.settled.is_empty() {
             j.open("settled", '[');
             for settled in &entry.settled {
                 j.sep();
-                j.0.push('[');
+                j.ch('[');
                 j.item(Some(&settled.pending_id));
                 j.row_revision(settled.position.as_ref());
                 if let Some(summary) = settled.summary {
                     j.sequence(summary);
                 }
-                j.0.push(']');
+                j.ch(']');
             }
             j.close(']');
         }
@@ -362,7 +362,7 @@ impl<P: Clone> ProjectionStore<P> {
         j.open("answers", '{');
         j.open("tasks", '{');
         for id in tasks {
-            j.key(id).0.push('{');
+            j.key(id).ch('{');
             if let Some(action) = self.task_pending_action(id).0 {
                 j.action("taskPendingAction", action);
             }
@@ -382,7 +382,7 @@ impl<P: Clone> ProjectionStore<P> {
         j.close('}');
         j.open("sessions", '{');
         for id in sessions {
-            j.key(id).0.push('{');
+            j.key(id).ch('{');
             if let Some(action) = self.session_pending_action(id).0 {
                 j.action("sessionPendingAction", action);
             }

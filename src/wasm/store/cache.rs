@@ -27,8 +27,37 @@ pub(super) struct Cached {
     content: String,
 }
 
-/// Results of one query by session id.
-pub(super) type Cache = HashMap<Box<str>, Cached>;
+/// Results of one query by session id: each id's place in `entries` (entries are only added, and
+/// the whole cache is dropped at once). A map of `u32`s, the type of the message index's names
+/// map (`store::messages::slots`), so the wasm holds one instantiation of the table's code for
+/// both instead of one more for `Cached` values.
+#[derive(Default)]
+pub(super) struct Cache {
+    places: HashMap<Box<str>, u32>,
+    entries: Vec<Cached>,
+}
+
+impl Cache {
+    /// The entry of `id`; a new one starts with no value. `None` would take 2^32 entries (more
+    /// than a wasm32 memory holds).
+    fn entry(&mut self, id: &str) -> Option<&mut Cached> {
+        let at = match self.places.get(id) {
+            Some(at) => *at,
+            None => {
+                let at = u32::try_from(self.entries.len()).ok()?;
+                self.places.insert(Box::from(id), at);
+                self.entries.push(Cached {
+                    version: 0,
+                    value: None,
+                    reason: Reason::Unchanged,
+                    content: String::new(),
+                });
+                at
+            }
+        };
+        self.entries.get_mut(usize::try_from(at).ok()?)
+    }
+}
 
 impl JsProjectionStore {
     /// A query result from the cache while `version` is unchanged. After a change the answer is
@@ -47,13 +76,9 @@ impl JsProjectionStore {
         let Some(per_query) = cache.get_mut(query as usize) else {
             return JsValue::UNDEFINED;
         };
-        // One lookup; a new entry starts with no value.
-        let entry = per_query.entry_ref(id).or_insert_with(|| Cached {
-            version: 0,
-            value: None,
-            reason: Reason::Unchanged,
-            content: String::new(),
-        });
+        let Some(entry) = per_query.entry(id) else {
+            return JsValue::UNDEFINED;
+        };
         // Version 0: the store holds no entry, and whether the session is removed (known) or not
         // heard of (unknown) has no version: computed every time.
         if let Some(value) = &entry.value {
