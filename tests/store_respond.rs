@@ -506,3 +506,72 @@ fn regression_a_settlement_holds_until_every_row_of_its_bundle_is_terminal() {
     assert_eq!(live(&store), Some(None));
     assert!(store.settled_bundles("s1").is_empty());
 }
+/// Found by the respond properties (hydrate shard): a reply that won while an older projection
+/// hid the bundle (its rows still pending in the current turn) settled nothing, so the next
+/// newer projection showed the answered question again until its answered row arrived. SPEC §13
+/// lets a reply settle nothing only when "the bundle is no longer live by the server's own data
+/// (its rows turned terminal, a newer turn began)"; the store asks whether discovery shows it
+/// (`src/store/action.rs`, `still_live`). Reported, not fixed here (that file is being edited).
+#[test]
+#[ignore = "store bug reported (src/store/action.rs still_live): a reply settles only a bundle discovery shows"]
+fn regression_a_won_reply_settles_a_bundle_an_older_projection_hides() {
+    let mut store = Store::new();
+    let rev = |sequence: u64| json!({"epoch": "1", "sequence": sequence});
+    let row = |id: &str, kind: &str, metadata: Value, turn: Option<&str>, created: u64| {
+        let mut row = json!({"id": id, "message_id": id, "session_id": "s1", "task_id": "task-1",
+               "type": kind, "author_type": "agent", "metadata": metadata,
+               "created_at": at(created), "updated_at": at(created)});
+        if let Some(turn) = turn {
+            row["turn_id"] = json!(turn);
+        }
+        row
+    };
+    let turn = json!({"id": "t1", "session_id": "s1", "task_id": "task-1", "started_at": at(1),
+                      "created_at": at(1), "updated_at": at(1), "completed_at": null});
+    call(&mut store, "applyTurnList", &[json!("s1"), json!([turn])]).unwrap();
+    let question = row(
+        "q1",
+        "clarification_request",
+        json!({"pending_id": "p1", "status": "pending"}),
+        Some("t1"),
+        5,
+    );
+    call(
+        &mut store,
+        "applyMessagePage",
+        &[json!("s1"), json!([question])],
+    )
+    .unwrap();
+    let live = |store: &Store| {
+        store
+            .pending_clarification("s1")
+            .0
+            .map(|b| b.and_then(|b| b.pending_id.map(String::from)))
+    };
+    assert_eq!(live(&store), Some(Some("p1".into())));
+    let attempt = store.respond_start("s1", "p1").unwrap().attempt;
+    // A late event from before the question (projected clean then) hides it for now.
+    let mut old = row("m0", "message", json!({}), None, 2);
+    old["pending_action"] = json!(null);
+    old["pending_action_revision"] = rev(3);
+    call(&mut store, "applyMessageEvent", &[json!("added"), old]).unwrap();
+    assert_eq!(live(&store), Some(None));
+    let reply = json!({"status": 200, "body": {"outcome": "success", "success": true, "claimed": true,
+                       "session": {"id": "s1", "pending_action": null, "pending_action_revision": rev(11)}}});
+    let replied =
+        api::respond_reply(&mut store, &Json::new(&json!(attempt)), &Json::new(&reply)).unwrap();
+    assert!(
+        replied.applied,
+        "the won answer settles its bundle (rows pending in the current turn)"
+    );
+    // Newer: the agent asked another question (q1's answered row is still on its way).
+    let mut next = row("m2", "message", json!({}), None, 20);
+    next["pending_action"] = json!("clarification");
+    next["pending_action_revision"] = rev(12);
+    call(&mut store, "applyMessageEvent", &[json!("added"), next]).unwrap();
+    assert_ne!(
+        live(&store),
+        Some(Some("p1".into())),
+        "the won question shows again"
+    );
+}
