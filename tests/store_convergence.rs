@@ -82,7 +82,6 @@ mod tally {
         pub static SETTLED: Cell<usize> = const { Cell::new(0) };
         pub static OPEN: Cell<usize> = const { Cell::new(0) };
         pub static OLDER_AFTER: Cell<usize> = const { Cell::new(0) };
-        pub static RESTORED: Cell<usize> = const { Cell::new(0) };
     }
 
     pub fn add(counter: &'static std::thread::LocalKey<Cell<usize>>) {
@@ -93,14 +92,13 @@ mod tally {
     pub fn line() -> String {
         let get = |c: &'static std::thread::LocalKey<Cell<usize>>| c.with(Cell::get);
         format!(
-            "{} clicks on a question ({} sent a request), {} replies ({} settled, {} refused or failed), {} inputs produced before the handling delivered after a settlement, {} settlements lifted by the server's restore",
+            "{} clicks on a question ({} sent a request), {} replies ({} settled, {} refused or failed), {} inputs produced before the handling delivered after a settlement",
             get(&STARTS),
             get(&SENT),
             get(&REPLIES),
             get(&SETTLED),
             get(&OPEN),
-            get(&OLDER_AFTER),
-            get(&RESTORED)
+            get(&OLDER_AFTER)
         )
     }
 }
@@ -655,21 +653,21 @@ fn deliver_hydrating(
     run(history, steps, check, hydrate_at, true)
 }
 
-/// A settlement the checks follow: session, bundle, the handling's input, the first input of a
-/// restore (if any), whether the bundle was live after the previous step.
-type Settlement = (String, String, usize, Option<usize>, bool);
+/// A settlement the checks follow: session, bundle, the index of the input the server handled
+/// the response at (every earlier input was produced before it).
+type Settlement = (String, String, usize);
 
 /// The respond checks of one step (SPEC §13): a start changes no answer (the bundle is still
-/// shown while in flight); a refused or failed reply changes none (it hides nothing); a
-/// settling reply that settled (`applied`) settles its bundle for good: it is never live again, whatever
+/// shown while in flight); a refused or failed reply changes none (it hides nothing); a reply
+/// that settled its bundle (`applied`) settles it for good: it is never live again, whatever
 /// arrives after, in particular no input produced before the server handled the response (the
-/// simulated server never restores a bundle it answered).
+/// simulated server never restores a bundle it answered, and never reopens one it found no
+/// longer active).
 fn check_respond(
     store: &Store,
     did: &Did,
     settled: &mut Vec<Settlement>,
     step: &Step,
-    history: &History,
 ) -> Result<(), String> {
     match did {
         Did::Started { unchanged: false } => return Err("a respond start changed an answer".into()),
@@ -691,30 +689,15 @@ fn check_respond(
             // discovery did not show the bundle then may show it again:
             // `regression_a_won_reply_settles_a_bundle_an_older_projection_hides`.)
             if replied.applied {
-                let restored = match &history.inputs[step.input] {
-                    Input::Respond { restored, .. } => *restored,
-                    _ => None,
-                };
-                settled.push((
-                    session.clone(),
-                    pending_id.clone(),
-                    step.input,
-                    restored,
-                    false,
-                ));
-            }
-            if replied.applied {
                 tally::add(&tally::SETTLED);
+                settled.push((session.clone(), pending_id.clone(), step.input));
             } else if !replied.outcome.settles() {
                 tally::add(&tally::OPEN);
             }
         }
-        _ => {}
+        Did::Nothing => {}
     }
-    // A settled bundle shows again only from an input of the server restoring it (SPEC §13).
-    let mut reopened = None;
-    for (k, entry) in settled.iter_mut().enumerate() {
-        let (session, pending_id, handled, restored, was_live) = entry;
+    for (session, pending_id, handled) in settled.iter() {
         if step.input < *handled && !step.begin {
             tally::add(&tally::OLDER_AFTER);
         }
@@ -722,27 +705,18 @@ fn check_respond(
             .pending_clarification(session)
             .0
             .flatten()
-            .and_then(|b| b.pending_id)
-            == Some(pending_id.as_str());
-        let from_restore = !step.begin && restored.is_some_and(|r| step.input >= r);
-        if live && !*was_live && from_restore {
-            reopened = Some(k);
-        } else if live && !*was_live {
+            .and_then(|b| b.pending_id);
+        if live == Some(pending_id.as_str()) {
             let when = if step.input < *handled {
                 "produced before the server handled the response"
             } else {
-                "produced after the handling, before any restore"
+                "produced after the handling"
             };
             return Err(format!(
                 "settled {pending_id} of {session} is live again after input #{} ({when})",
                 step.input
             ));
         }
-        *was_live = live;
-    }
-    if let Some(k) = reopened {
-        settled.remove(k);
-        tally::add(&tally::RESTORED);
     }
     Ok(())
 }
@@ -772,12 +746,12 @@ fn run(
         }
         if check {
             check_invariants(&store, history, &model).map_err(|broken| (n + 1, broken))?;
-            check_respond(&store, &did, &mut settled, step, history)
+            check_respond(&store, &did, &mut settled, step)
                 .map_err(|why| (n + 1, (why, Vec::new())))?;
         }
         for did in clicks(&mut store, history, &mut held) {
             if check {
-                check_respond(&store, &did, &mut settled, step, history)
+                check_respond(&store, &did, &mut settled, step)
                     .map_err(|why| (n + 1, (why, Vec::new())))?;
             }
         }
@@ -832,8 +806,8 @@ fn restricted(history: &History, kept: &[bool], steps: &[Step]) -> (History, Vec
 fn shrink(history: &History, steps: &[Step]) -> (History, Vec<Step>, usize, Broken) {
     let (kept, steps, (upto, broken)) =
         explore::shrink(&arrivals(history), steps, |kept, steps| {
-            // A server's data is whole around a user's answer (its handling's writes, its
-            // restore): with a respond kept, only responds are left out.
+            // A server's data is whole around a user's answer (its handling's writes): with a
+            // respond kept, only responds are left out.
             let responds = history
                 .inputs
                 .iter()

@@ -39,10 +39,6 @@ pub enum Input {
         task: String,
         pending_id: String,
         reply: Value,
-        /// The index of the first input of the server restoring the bundle after handling
-        /// (SPEC §8: a restart before the handoff), when it did: only an input from there on
-        /// may show the bundle again.
-        restored: Option<usize>,
     },
 }
 

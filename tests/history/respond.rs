@@ -240,14 +240,12 @@ impl Sim {
     /// The handling's writes: every pending row of the bundle gets the winner's status, each
     /// published with the projection (or, unprojected, followed by a session event).
     fn claim(&mut self, s: usize, pending_id: &str, status: &'static str, project: bool) {
-        // Claiming takes the pending rows; restoring (`status` pending) the claimed ones.
-        let restoring = status == "pending";
         let rows: Vec<usize> = (0..self.sessions[s].messages.len())
             .filter(|&i| {
                 let m = &self.sessions[s].messages[i];
                 !m.deleted
                     && m.pending_id.as_deref() == Some(pending_id)
-                    && RequestStatus::parse(Some(m.status)).is_pending() != restoring
+                    && RequestStatus::parse(Some(m.status)).is_pending()
             })
             .collect();
         for i in rows {
@@ -290,7 +288,6 @@ impl Sim {
             task: self.tasks[self.sessions[s].task].id.clone(),
             pending_id: pending_id.to_owned(),
             reply,
-            restored: None,
         }
     }
 
