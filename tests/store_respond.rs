@@ -4,6 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
+use serde_json::{json, Value};
 use task_projection::rules::action::{
     Failure, Outcome, Phase, Refusal, ReplyBody, Stale, Transport,
 };
@@ -427,4 +428,150 @@ proptest! {
             }
         }
     }
+}
+
+// ---- regressions found by the respond convergence properties (tests/store_convergence.rs) ----
+
+/// A store call through the dispatcher, with JSON arguments.
+fn call(store: &mut Store, name: &str, args: &[Value]) -> Result<(), api::CallError> {
+    let arg = |i: usize| args.get(i).map_or(Json::ABSENT, Json::new);
+    api::dispatch(store, name, arg, |_| 0u64, String::new).map(|_| ())
+}
+
+/// The wire text of `ms` milliseconds after 2026-11-29T12:00:00Z.
+fn at(ms: u64) -> String {
+    format!("2026-11-29T12:00:{:02}.{:03}000000Z", ms / 1000, ms % 1000)
+}
+
+/// Found by the respond properties (hydrate shard): a settlement retired while its bundle still
+/// had pending rows, when the bundle's turn was not the turn of the newest row held (here a row
+/// of a turn whose event has not arrived yet), so the first answered row of the handling showed
+/// the bundle's other questions again although the user's answer had won.
+#[test]
+fn regression_a_settlement_holds_until_every_row_of_its_bundle_is_terminal() {
+    let mut store = Store::new();
+    let rev = |sequence: u64| json!({"epoch": "1", "sequence": sequence});
+    let question = |id: &str, status: &str, created: u64, updated: u64| {
+        json!({"id": id, "message_id": id, "session_id": "s1", "task_id": "task-1", "turn_id": "t1",
+               "type": "clarification_request", "author_type": "agent",
+               "metadata": {"pending_id": "p1", "status": status},
+               "created_at": at(created), "updated_at": at(updated)})
+    };
+    let session = json!({"id": "s1", "task_id": "task-1", "state": "RUNNING", "updated_at": at(1),
+                         "started_at": at(1), "pending_action": "clarification",
+                         "pending_action_revision": rev(3)});
+    call(
+        &mut store,
+        "applySessionList",
+        &[json!("task-1"), json!([session])],
+    )
+    .unwrap();
+    let turn = json!({"id": "t1", "session_id": "s1", "task_id": "task-1", "started_at": at(1),
+                      "created_at": at(1), "updated_at": at(1), "completed_at": null});
+    call(&mut store, "applyTurnList", &[json!("s1"), json!([turn])]).unwrap();
+    // The newest row names turn t2, whose event is still on its way: t1 stays current.
+    let newer = json!({"id": "m3", "session_id": "s1", "task_id": "task-1", "turn_id": "t2",
+                       "type": "message", "author_type": "agent", "created_at": at(9),
+                       "updated_at": at(9)});
+    let page = json!([
+        question("q1", "pending", 2, 2),
+        question("q2", "pending", 3, 3),
+        newer
+    ]);
+    call(&mut store, "applyMessagePage", &[json!("s1"), page]).unwrap();
+    let live = |store: &Store| {
+        store
+            .pending_clarification("s1")
+            .0
+            .map(|b| b.map(|b| b.message_ids.join(",")))
+    };
+    assert_eq!(live(&store), Some(Some("q1,q2".into())));
+    let attempt = store.respond_start("s1", "p1").unwrap().attempt;
+    let reply = json!({"status": 200, "body": {"outcome": "success", "success": true, "claimed": true,
+                       "session": {"id": "s1", "pending_action": null, "pending_action_revision": rev(10)}}});
+    let replied =
+        api::respond_reply(&mut store, &Json::new(&json!(attempt)), &Json::new(&reply)).unwrap();
+    assert!(replied.applied);
+    assert_eq!(live(&store), Some(None));
+    // The handling's first write arrives: q2 answered (q1's is still on its way).
+    let mut event = question("q2", "answered", 3, 8);
+    event["pending_action"] = json!("clarification");
+    event["pending_action_revision"] = rev(8);
+    call(&mut store, "applyMessageEvent", &[json!("updated"), event]).unwrap();
+    assert_eq!(live(&store), Some(None), "the won bundle shows q1 again");
+    assert_eq!(store.settled_bundles("s1").len(), 1);
+    // q1's write: every row terminal, the settlement retires and nothing shows.
+    let mut event = question("q1", "answered", 2, 7);
+    event["pending_action"] = json!(null);
+    event["pending_action_revision"] = rev(7);
+    call(&mut store, "applyMessageEvent", &[json!("updated"), event]).unwrap();
+    assert_eq!(live(&store), Some(None));
+    assert!(store.settled_bundles("s1").is_empty());
+}
+/// Found by the respond properties (hydrate shard): a reply that won while an older projection
+/// hid the bundle (its rows still pending in the current turn) settled nothing, so the next
+/// newer projection showed the answered question again until its answered row arrived. A reply
+/// now settles its bundle while any of its rows is pending in the data (SPEC §13), whatever
+/// discovery shows at that moment.
+#[test]
+fn regression_a_won_reply_settles_a_bundle_an_older_projection_hides() {
+    let mut store = Store::new();
+    let rev = |sequence: u64| json!({"epoch": "1", "sequence": sequence});
+    let row = |id: &str, kind: &str, metadata: Value, turn: Option<&str>, created: u64| {
+        let mut row = json!({"id": id, "message_id": id, "session_id": "s1", "task_id": "task-1",
+               "type": kind, "author_type": "agent", "metadata": metadata,
+               "created_at": at(created), "updated_at": at(created)});
+        if let Some(turn) = turn {
+            row["turn_id"] = json!(turn);
+        }
+        row
+    };
+    let turn = json!({"id": "t1", "session_id": "s1", "task_id": "task-1", "started_at": at(1),
+                      "created_at": at(1), "updated_at": at(1), "completed_at": null});
+    call(&mut store, "applyTurnList", &[json!("s1"), json!([turn])]).unwrap();
+    let question = row(
+        "q1",
+        "clarification_request",
+        json!({"pending_id": "p1", "status": "pending"}),
+        Some("t1"),
+        5,
+    );
+    call(
+        &mut store,
+        "applyMessagePage",
+        &[json!("s1"), json!([question])],
+    )
+    .unwrap();
+    let live = |store: &Store| {
+        store
+            .pending_clarification("s1")
+            .0
+            .map(|b| b.and_then(|b| b.pending_id.map(String::from)))
+    };
+    assert_eq!(live(&store), Some(Some("p1".into())));
+    let attempt = store.respond_start("s1", "p1").unwrap().attempt;
+    // A late event from before the question (projected clean then) hides it for now.
+    let mut old = row("m0", "message", json!({}), None, 2);
+    old["pending_action"] = json!(null);
+    old["pending_action_revision"] = rev(3);
+    call(&mut store, "applyMessageEvent", &[json!("added"), old]).unwrap();
+    assert_eq!(live(&store), Some(None));
+    let reply = json!({"status": 200, "body": {"outcome": "success", "success": true, "claimed": true,
+                       "session": {"id": "s1", "pending_action": null, "pending_action_revision": rev(11)}}});
+    let replied =
+        api::respond_reply(&mut store, &Json::new(&json!(attempt)), &Json::new(&reply)).unwrap();
+    assert!(
+        replied.applied,
+        "the won answer settles its bundle (rows pending in the current turn)"
+    );
+    // Newer: the agent asked another question (q1's answered row is still on its way).
+    let mut next = row("m2", "message", json!({}), None, 20);
+    next["pending_action"] = json!("clarification");
+    next["pending_action_revision"] = rev(12);
+    call(&mut store, "applyMessageEvent", &[json!("added"), next]).unwrap();
+    assert_ne!(
+        live(&store),
+        Some(Some("p1".into())),
+        "the won question shows again"
+    );
 }

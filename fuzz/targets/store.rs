@@ -649,6 +649,58 @@ impl Gen<'_> {
     }
 }
 
+/// The user's answer (SPEC §13): `respondStart(session, pending)` or `respondReply(attempt,
+/// reply)`, the reply one the reference server or client could send (statuses, `claimed`,
+/// `success`, `outcome`, a position) or a malformed one.
+fn respond_call(g: &mut Gen<'_>) -> (&'static str, Vec<Option<Value>>) {
+    if g.b.one_in(2) {
+        return ("respondStart", vec![g.id(&SESSIONS), g.id(&PENDING)]);
+    }
+    let attempt = match g.b.below(8) {
+        7 => Some(g.wild(1)),
+        n => Some(json!({"$attempt": n % 3})),
+    };
+    let reply = match g.b.below(8) {
+        0 => json!({"error": g.b.pick(&["network", "timeout", "dns"])}),
+        1 => g.wild(2),
+        2 => json!({"status": g.b.pick(&[200u32, 204, 409, 503, 429, 404, 500, 302, 0, 65_536])}),
+        _ => {
+            let mut body = Map::new();
+            for key in ["success", "claimed"] {
+                match g.b.below(4) {
+                    0 => {}
+                    1 => {
+                        body.insert(key.into(), g.wild(1));
+                    }
+                    n => {
+                        body.insert(key.into(), json!(n == 2));
+                    }
+                }
+            }
+            if !g.b.one_in(3) {
+                let outcome = g.b.pick(&[
+                    "success",
+                    "conflict",
+                    "retryable_error",
+                    "non_retryable_error",
+                    "x",
+                ]);
+                body.insert("outcome".into(), json!(outcome));
+            }
+            if !g.b.one_in(3) {
+                let mut session = Map::new();
+                if let Some(revision) = g.revision() {
+                    session.insert("pending_action_revision".into(), revision);
+                }
+                body.insert("session".into(), Value::Object(session));
+            }
+            let status = g.b.pick(&[200u32, 200, 200, 409, 503, 404, 500]);
+            json!({"status": status, "body": body})
+        }
+    };
+    ("respondReply", vec![attempt, Some(reply)])
+}
+
 /// The calls the bytes spell: one op byte, then its arguments; now and then one argument is
 /// replaced by a malformed value.
 fn binary_calls(data: &[u8]) -> Vec<Call> {
@@ -753,6 +805,7 @@ fn binary_calls(data: &[u8]) -> Vec<Call> {
                 };
                 ("setActiveTask", vec![task])
             }
+            15 if g.b.one_in(3) => respond_call(&mut g),
             _ => {
                 let queries = [
                     "sessionPendingAction",
@@ -926,6 +979,8 @@ struct Harness {
     /// Fetch tokens begun and not yet used, oldest first.
     tokens: Vec<u64>,
     tickets: Vec<String>,
+    /// The attempts respondStart returned, oldest first (SPEC §13).
+    attempts: Vec<u64>,
     ticket_seq: u32,
     saved: HashMap<String, Value>,
     /// The ids the calls named (at most `LIMIT` each), and with the alphabet the ids queried.
@@ -974,6 +1029,8 @@ fn roots(name: &str) -> &'static [&'static str] {
         "settleSelection" => &["ticket", "outcome"],
         "taskPendingAction" | "taskStatusSummary" => &["taskId"],
         "pendingOwner" => &["taskId", "preferredSessionId"],
+        "respondStart" => &["sessionId", "pendingId"],
+        "respondReply" => &["attempt", "reply"],
         "sessionPendingAction"
         | "currentTurnId"
         | "pendingClarification"
@@ -1089,9 +1146,10 @@ fn apply(
     name: &str,
     args: &[Option<Value>],
     ticket: Option<String>,
-) -> Result<Option<Reason>, WireError> {
-    if !api::INPUTS.contains(&name) && !api::QUERIES.contains(&name) {
-        return Ok(None);
+) -> Result<(Option<Reason>, Option<u64>), WireError> {
+    let respond = matches!(name, "respondStart" | "respondReply");
+    if !api::INPUTS.contains(&name) && !api::QUERIES.contains(&name) && !respond {
+        return Ok((None, None));
     }
     let arg = |i: usize| Json(args.get(i).and_then(Option::as_ref));
     let ticket = || ticket.unwrap_or_default();
@@ -1100,10 +1158,15 @@ fn apply(
             if let Outcome::Settled(Navigation::Session(s), _) = &outcome {
                 assert!(!s.is_empty(), "settleSelection navigated to an empty id");
             }
-            Ok(outcome.reason())
+            let attempt = match &outcome {
+                Outcome::Started(started) => Some(started.attempt),
+                _ => None,
+            };
+            Ok((outcome.reason(), attempt))
         }
         Err(CallError::Wire(error)) => Err(error),
-        Err(CallError::UnknownCall(_) | CallError::Refused(_)) => Ok(None),
+        // A respond that may not start is refused by code, nothing changed (SPEC §13).
+        Err(CallError::UnknownCall(_) | CallError::Refused(_)) => Ok((None, None)),
     }
 }
 
@@ -1142,6 +1205,10 @@ impl Harness {
                     .tokens
                     .get(usize::try_from(n).unwrap_or(0))
                     .map_or(json!(0), |t| json!(t));
+            } else if let Some(n) = a.get("$attempt").and_then(Value::as_u64) {
+                // The n-th newest attempt respondStart returned (0 when none).
+                let i = usize::try_from(n).unwrap_or(0);
+                *a = json!(self.attempts.iter().rev().nth(i).copied().unwrap_or(0));
             } else if let Some(n) = a.get("$ticket").and_then(Value::as_u64) {
                 let i = usize::try_from(n).unwrap_or(0);
                 *a = self
@@ -1230,7 +1297,11 @@ impl Harness {
             *self.digest.get_or_insert_with(|| self.store.digest())
         };
         let before = (digest, self.store.version());
-        match apply(&mut self.store, &name, &args, ticket.clone()) {
+        let result = apply(&mut self.store, &name, &args, ticket.clone());
+        if let Ok((_, Some(attempt))) = &result {
+            self.attempts.push(*attempt);
+        }
+        match result.map(|(reason, _)| reason) {
             Err(error) => {
                 check_error(&error, roots(&name), &name);
                 let digest = if query { 0 } else { self.store.digest() };
@@ -1619,7 +1690,7 @@ impl Harness {
                 fresh.begin_task_fetch();
                 continue;
             }
-            let result = apply(&mut fresh, &call.name, &call.args, ticket.clone());
+            let result = apply(&mut fresh, &call.name, &call.args, ticket.clone()).map(|(r, _)| r);
             assert!(
                 result.is_ok(),
                 "replay: {} was rejected: {result:?}",

@@ -348,9 +348,11 @@ impl<P: Clone> ProjectionStore<P> {
             if let (false, Some(pending_id)) = (entry.settled.is_empty(), message.pending_id) {
                 // A pending row newer than a settlement's position lifts it; once the bundle's
                 // rows are all terminal the settlement retires (SPEC §13).
+                // Every row of the bundle, wherever its turn stands: discovery's candidates are
+                // only the latest turn's, which need not be the bundle's.
                 let pending = message.status.is_pending();
                 let rows_pending = pending
-                    || entry.messages.discovery_candidates().iter().any(|r| {
+                    || entry.messages.rows().any(|r| {
                         r.pending_id_str() == Some(pending_id) && r.row.status.is_pending()
                     });
                 entry.settled.retain(|s| {

@@ -9,6 +9,8 @@
 //! reference server does.
 #![allow(dead_code)]
 
+mod respond;
+
 use serde_json::{json, Map, Value};
 use task_projection::rules::model::{
     Message, MessageKind, PendingAction, RequestStatus, SessionState, Turn, TurnFlags,
@@ -27,6 +29,17 @@ pub enum Input {
     /// A REST task snapshot: `beginTaskFetch()` when the request is issued, then
     /// `applyTaskSnapshot(token, tasks)`.
     TaskSnapshot { tasks: Value },
+    /// The user's answer to bundle `pending_id` (SPEC §13), handled by the server at this point of
+    /// the history (every earlier input was produced before it handled the response): the client
+    /// calls `respondStart(session, pending_id)` at some earlier point of its delivery, and
+    /// `respondReply(attempt, reply)` with what came back (`{status, body}` or `{error}`), then
+    /// applies the body's `session` and `status_summary` as `js/respond.js` does.
+    Respond {
+        session: String,
+        task: String,
+        pending_id: String,
+        reply: Value,
+    },
 }
 
 impl Input {
@@ -90,6 +103,7 @@ struct SimTask {
 }
 
 /// The simulated backend.
+#[derive(Clone)]
 struct Sim {
     /// Milliseconds since 2026-11-29T12:00:00Z; every action advances it.
     clock: u64,
@@ -99,6 +113,11 @@ struct Sim {
     sessions: Vec<SimSession>,
     inputs: Vec<Input>,
     next_id: u32,
+    /// Bundles a respond found no longer active with rows still pending (superseded or
+    /// quarantined, SPEC §8): `(session, pending_id)`. A backend never makes one active again.
+    dead: Vec<(usize, String)>,
+    /// Whether the user answers questions (the respond actions are taken).
+    responds: bool,
 }
 
 /// The wire text of a clock value: `2026-11-29T12:MM:SS.NNNNNNNNNZ`, 9 fraction digits.
@@ -423,7 +442,7 @@ impl Sim {
             (!live.is_empty()).then(|| live[usize::from(n) % live.len()])
         };
         let project = c % 9 != 0;
-        match kind % 21 {
+        match kind % 24 {
             0 => {
                 let task = usize::from(a) % self.tasks.len();
                 let count = self.sessions.iter().filter(|s| s.task == task).count();
@@ -595,6 +614,10 @@ impl Sim {
                     vec![json!(id), json!(rows)],
                 ));
             }
+            21..=23 if self.responds => {
+                let Some(s) = pick(a) else { return };
+                self.respond(s, b, c, project);
+            }
             19 if c % 2 == 0 => {
                 // `task.updated` without a `status_summary` key (SPEC §7: the held summary
                 // stays), with the legacy action.
@@ -665,6 +688,17 @@ pub fn action_json(action: Option<PendingAction>) -> Value {
 /// Runs `actions` on a fresh backend with `tasks` tasks (1 or 2) of one session each; with
 /// `remove`, the last task is deleted at the end.
 pub fn generate(tasks: usize, actions: &[(u8, u8, u8, u8)], remove: bool) -> History {
+    generate_with(tasks, actions, remove, true)
+}
+
+/// [`generate`], the user's answers left out when `responds` is false (the respond actions do
+/// nothing).
+pub fn generate_with(
+    tasks: usize,
+    actions: &[(u8, u8, u8, u8)],
+    remove: bool,
+    responds: bool,
+) -> History {
     let mut sim = Sim {
         clock: 0,
         epoch: 7,
@@ -673,6 +707,8 @@ pub fn generate(tasks: usize, actions: &[(u8, u8, u8, u8)], remove: bool) -> His
         sessions: Vec::new(),
         inputs: Vec::new(),
         next_id: 0,
+        dead: Vec::new(),
+        responds,
     };
     for t in 0..tasks.max(1) {
         sim.tasks.push(SimTask {
@@ -686,7 +722,16 @@ pub fn generate(tasks: usize, actions: &[(u8, u8, u8, u8)], remove: bool) -> His
         sim.add_session(t);
     }
     for &action in actions {
+        // A backend never makes a bundle it answered "no longer active" active again (SPEC §8):
+        // an action that would (a state change back to RUNNING, a delete that unpublishes a
+        // reservation) is not taken.
+        let before = (!sim.dead.is_empty()).then(|| sim.clone());
         sim.step(action);
+        if let Some(before) = before {
+            if sim.revives_dead() {
+                sim = before;
+            }
+        }
     }
     if remove && sim.tasks.len() > 1 {
         let last = sim.tasks.len() - 1;
@@ -726,6 +771,9 @@ pub fn record(history: &History, max_bytes: usize) -> String {
                 let token = record("beginTaskFetch", &[]).token.expect("a token");
                 record("applyTaskSnapshot", &[json!(token), tasks.clone()]);
             }
+            // The user's action is the client's, not the server's data: a trace of the
+            // server's inputs leaves it out (the explorer pins client actions anyway).
+            Input::Respond { .. } => {}
         }
     }
     recorder.text()

@@ -77,6 +77,8 @@ const DEFAULTS = {
   finalReload: 0.5,
   /** Chance the history ends with a task deletion. */
   removeTask: 0.25,
+  /** Weight of the user answering a question (SPEC §13; 0: never, the data alone). */
+  responds: 0,
 };
 
 const pad = (n, w) => String(n).padStart(w, '0');
@@ -439,6 +441,94 @@ class Backend {
     else this.taskSnapshot();
   }
 
+  // ---- the user's answer (SPEC §8, §13) -------------------------------------------------------------
+
+  /** The pending rows of bundle `pendingId` of `s`, and whether they are its current turn's. */
+  bundle(s, pendingId) {
+    const rows = this.liveMessages(s).filter((m) => m.type === 'clarification_request' && m.metadata.pending_id === pendingId);
+    const pending = rows.filter((m) => isPendingStatus(m.metadata.status));
+    const turn = isInputCapable(s.state) ? this.currentTurn(s) : undefined;
+    const active = pending.length > 0 && turn !== undefined && pending.every((m) => m.turn_id === turn.id);
+    const winner = rows.map((m) => m.metadata.status).find((x) => x === 'answered' || x === 'rejected');
+    return { pending, active, winner };
+  }
+
+  /**
+   * The user answers (or skips) a bundle; the server handles it here (the reference server's
+   * reply, server/src/http/actions.rs): won (200 `claimed: true`) with its writes published, lost
+   * to an earlier answer (200 `claimed: false`), or the request fails (network, timeout, 503,
+   * 500 after the claim, an unreadable 200); sometimes the reference client's envelope (no
+   * `outcome`, no position). A bundle with pending rows that is not active is left alone (a
+   * backend never makes one active again, so no 409 with pending rows is generated). The client
+   * receives the pair `respondStart` / `respondReply`, the reply carrying `handledAt` (inputs
+   * before it were produced before the handling).
+   */
+  respond() {
+    const s = this.pickSession();
+    const bundles = [...new Set(this.liveMessages(s).filter((m) => m.type === 'clarification_request' && m.metadata.pending_id !== undefined).map((m) => m.metadata.pending_id))];
+    const active = bundles.filter((p) => this.bundle(s, p).active);
+    const turn = isInputCapable(s.state) ? this.currentTurn(s) : undefined;
+    if (active.length === 0 && turn !== undefined && this.r.chance(0.8)) {
+      // The agent asks now (the user answers what they see).
+      this.counters.pending += 1;
+      const asked = `pend-${this.counters.pending}`;
+      const size = this.r.range(1, 3);
+      const total = this.r.chance(0.75);
+      for (let i = 0; i < size; i++) {
+        const metadata = { pending_id: asked, question_index: i, ...(total && { question_total: size }), status: 'pending' };
+        this.messageEvent('added', s, this.newMessage(s, 'clarification_request', metadata, turn.id));
+      }
+      active.push(asked);
+    }
+    const lost = bundles.filter((p) => this.bundle(s, p).pending.length === 0 && this.bundle(s, p).winner !== undefined);
+    const pendingId = active.length > 0 && this.r.chance(0.85) ? this.r.pick(active) : lost.length > 0 ? this.r.pick(lost) : undefined;
+    if (pendingId === undefined) return;
+    // The user opened the session: the app loaded its turns and messages.
+    this.turnList(s);
+    this.messagePage(s);
+    this.counters.token += 1;
+    const attempt = `attempt${this.counters.token}`;
+    const fate = this.r.weighted({ normal: 10, network: 1, timeout: 1, retryable: 1, handledTimeout: 1, unreadable: 1, envelope: 2, nonRetryable: 1 });
+    const start = { call: 'respondStart', args: [s.id, pendingId], save: attempt };
+    const replyStep = (reply, handledAt) => ({ call: 'respondReply', args: [{ $saved: attempt }, reply], handledAt, pendingId, sessionId: s.id, taskId: s.task_id });
+    if (fate === 'network' || fate === 'timeout' || fate === 'retryable') {
+      const reply = fate === 'retryable'
+        ? { status: 503, body: { outcome: 'retryable_error', success: false, claimed: true, error: { code: 'retryable_error', message: '…' } } }
+        : { error: fate };
+      this.out.push(start, replyStep(reply, this.out.length + 1));
+      return;
+    }
+    const at = this.out.length;
+    const { active: won, winner } = this.bundle(s, pendingId);
+    const status = won ? (this.r.chance(0.7) ? 'answered' : 'rejected') : winner;
+    if (won) {
+      for (const row of this.bundle(s, pendingId).pending) {
+        row.metadata = { ...row.metadata, status };
+        row.updated_at = this.now();
+        this.messageEvent('updated', s, row);
+      }
+    }
+    const body = {
+      outcome: won ? 'success' : 'conflict',
+      success: true,
+      claimed: won,
+      status,
+      response: { pending_id: pendingId, answers: [], rejected: status === 'rejected' },
+      session: { id: s.id, task_id: s.task_id, pending_action: this.project(s), pending_action_revision: this.revision() },
+    };
+    const t = this.tasks.find((x) => x.id === s.task_id);
+    if (t.summary !== null) body.status_summary = t.summary;
+    let reply = { status: 200, body };
+    if (fate === 'handledTimeout') reply = { error: 'timeout' };
+    else if (fate === 'unreadable') reply = { status: 200 };
+    else if (fate === 'nonRetryable' && won) reply = { status: 500, body: { outcome: 'non_retryable_error', success: false, claimed: true } };
+    else if (fate === 'envelope') {
+      delete body.outcome;
+      delete body.session;
+    }
+    this.out.splice(at, 0, start, replyStep(reply, at + 1));
+  }
+
   // ---- the history ------------------------------------------------------------------------------
 
   run() {
@@ -459,6 +549,7 @@ class Backend {
         rest: 14,
         session: canSession ? 5 : 0,
         task: canTask ? 3 : 0,
+        respond: this.o.responds,
       });
       switch (action) {
         case 'addMessage': this.addMessage(); break;
@@ -471,6 +562,7 @@ class Backend {
         case 'rest': this.restSnapshot(); break;
         case 'session': this.createSession(this.r.pick(this.tasks.filter((t) => t.sessions.length < t.maxSessions))); break;
         case 'task': this.createTask(); break;
+        case 'respond': this.respond(); break;
         default: throw new Error(`unknown action ${action}`);
       }
       this.settle();

@@ -113,6 +113,19 @@ const SNAPSHOT = {"format":"task-projection/snapshot","version":1,"epoch":"5","s
 /** Stand-ins for a fetch token and a selection ticket, made real per call (compared by identity). */
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
+/** A stand-in for a respond's attempt (`respondStart('sess-1', 'p-1').attempt`), made real per call. */
+export const ATTEMPT = Object.freeze({ attempt: 'respondStart()' });
+
+/** A reply of the reference server (server/src/http/actions.rs): `respondReply`'s base call. */
+const REPLY = {
+  status: 200,
+  body: {
+    outcome: 'success', success: true, claimed: true, status: 'answered',
+    response: { pending_id: 'p-1', answers: [], rejected: false },
+    session: { id: 'sess-1', task_id: 'task-1', pending_action: null, pending_action_revision: { epoch: '1', sequence: 50 } },
+    status_summary: { revision: 4, updated_at: at(9) },
+  },
+};
 
 /** A trace of one input (docs/trace-format.md), `replayTrace`'s base call. */
 const TRACE = [
@@ -179,6 +192,10 @@ export function entries() {
     ['beginSelection', [T, { preferredSessionId: 'sess-2' }], [S.LEAF, S.SELECTION_OPTIONS], 'store'],
     ['setActiveTask', [T], [S.LEAF], 'store'],
     ['settleSelection', [TICKET, { sessions: [session('sess-1', 'WAITING_FOR_INPUT', 'clarification', 30)] }], [S.LEAF, S.SETTLE_OUTCOME], 'store'],
+    ['respondStart', ['sess-1', 'p-1'], [S.LEAF, S.LEAF], 'store'],
+    ['respondReply', [ATTEMPT, REPLY], [S.LEAF, S.RESPOND_REPLY], 'store'],
+    ['respondReply network', [ATTEMPT, { error: 'network' }], [S.LEAF, S.RESPOND_REPLY], 'store'],
+    ['respondState', ['sess-1', 'p-1'], [S.LEAF, S.LEAF], 'store'],
     ['startRecording', [{ maxBytes: 4096 }], [S.RECORDING_OPTIONS], 'store'],
     ['stopRecording', [], [], 'store'],
     ['replayTrace', [TRACE], [S.LEAF], 'fn'],

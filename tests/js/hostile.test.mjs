@@ -23,7 +23,7 @@ import { hasDevelopmentFeatures, stateOf } from './build.mjs';
 import { readCases } from './fixture.mjs';
 import { runCase } from './runner.mjs';
 import { loadStoreCases, runStoreCase } from './store-runner.mjs';
-import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
+import { KINDS, entries, seeded, positions, replaced, TOKEN, TICKET, ATTEMPT, pathText, acceptancesUrl, readAcceptances } from './hostile.mjs';
 import { mutateDeep, soundness } from './sound.mjs';
 
 // Each build's entry points: the store module's and the rules module's (two wasm instances).
@@ -32,7 +32,8 @@ const hydrateOf = (entry) => (...args) => entry.ProjectionStore.hydrate(...args)
 const main = { ...mainStore, ...mainRules, ...trace, hydrate: hydrateOf(mainStore), development: isDevelopment(mainStore) };
 const fallback = { ...fallbackStore, ...fallbackRules, ...trace, hydrate: hydrateOf(fallbackStore), development: isDevelopment(fallbackStore) };
 
-const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version', 'development_only']);
+// `bundle_not_live` / `live_question_unknown`: a respond that may not start (SPEC §13), refused typed.
+const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version', 'development_only', 'bundle_not_live', 'live_question_unknown']);
 /** The development build's features: in a production build each rejects every call, arguments unread. */
 const DEVELOPMENT_ONLY = new Set(['explain', 'explainOwner', 'digest', 'stats', 'startRecording']);
 /** Whether the store module of `tp` is a development build. */
@@ -57,12 +58,25 @@ function describe(error) {
 }
 
 /** One call of entry `name` on `tp` (and `store`), with `$token` / `$ticket` made real. */
-async function call(tp, store, name, kind, args) {
-  const real = args.map((a) => {
+/** The stand-ins of `args` made real on `store` (before the call's state is taken). An attempt is
+ * p-1's: a new one while p-1 is live, else its last one (a reply to it is then `already_replied`,
+ * read and decoded all the same). */
+function realArgs(store, args) {
+  return args.map((a) => {
     if (a === TOKEN) return store.beginTaskFetch();
     if (a === TICKET) return store.beginSelection('task-1').ticket;
+    if (a === ATTEMPT) {
+      try {
+        return store.respondStart('sess-1', 'p-1').attempt;
+      } catch {
+        return store.respondState('sess-1', 'p-1')?.attempt ?? 1;
+      }
+    }
     return a;
   });
+}
+
+async function call(tp, store, name, kind, real) {
   const method = name.split(' ')[0];
   // One recording at a time: each kind of bad value is tried on a store that is not recording.
   if (method === 'startRecording') store.stopRecording();
@@ -96,10 +110,11 @@ const argsWith = (base, i, path, bad) => {
  * of the catalogue's time there); the default build, whose boundary JS is the same, runs it.
  */
 async function hostileCall(tp, store, name, kind, args, shared = false) {
+  const real = store ? realArgs(store, args) : args;
   const before = store ? stateOf(store) : undefined;
   let result;
   try {
-    result = await call(tp, store, name, kind, args);
+    result = await call(tp, store, name, kind, real);
   } catch (error) {
     if (!(error instanceof Error) || error.name !== 'TaskProjectionError') return `threw ${describe(error)}`;
     if (!CODES.has(error.code) || typeof error.field !== 'string') return `a TaskProjectionError without a known code and field: ${describe(error)}`;

@@ -80,10 +80,12 @@ function unitsOf(inputs) {
   const units = [];
   for (let i = 0; i < inputs.length; i++) {
     const step = inputs[i];
-    if (step.call === 'beginTaskFetch') {
+    if (step.call === 'beginTaskFetch' || step.call === 'respondStart') {
+      // A snapshot's begin and apply; a respond's start and reply (SPEC §13).
       const apply = inputs[i + 1];
-      if (apply?.call !== 'applyTaskSnapshot' || apply.args[0]?.$saved !== step.save) {
-        throw new Error(`history input ${i}: beginTaskFetch not followed by its applyTaskSnapshot`);
+      const closing = step.call === 'beginTaskFetch' ? 'applyTaskSnapshot' : 'respondReply';
+      if (apply?.call !== closing || apply.args[0]?.$saved !== step.save) {
+        throw new Error(`history input ${i}: ${step.call} not followed by its ${closing}`);
       }
       units.push({ origin: units.length, steps: [step, apply] });
       i++;
@@ -103,8 +105,8 @@ function copySteps(unit, copy) {
   const [begin, apply] = unit.steps;
   const token = copy === 0 ? begin.save : `${begin.save}.${copy}`;
   return [
-    item(unit.origin, copy, { call: begin.call, save: token }),
-    item(unit.origin, copy, { call: apply.call, args: [{ $saved: token }, apply.args[1]] }),
+    item(unit.origin, copy, { ...begin, save: token }),
+    item(unit.origin, copy, { ...apply, args: [{ $saved: token }, apply.args[1]] }),
   ];
 }
 
@@ -124,10 +126,10 @@ function shuffledDelivery(units, rng) {
   // A snapshot's begin before its apply: swap the two when the shuffle reversed them.
   const begins = new Map();
   items.forEach((it, i) => {
-    if (it.step.call === 'beginTaskFetch') begins.set(it.step.save, i);
+    if (it.step.call === 'beginTaskFetch' || it.step.call === 'respondStart') begins.set(it.step.save, i);
   });
   items.forEach((it, i) => {
-    if (it.step.call !== 'applyTaskSnapshot') return;
+    if (it.step.call !== 'applyTaskSnapshot' && it.step.call !== 'respondReply') return;
     const b = begins.get(it.step.args[0].$saved);
     if (b > i) [items[b], items[i]] = [items[i], items[b]];
   });
@@ -701,6 +703,130 @@ test('convergence with a dehydrate/hydrate at a random point of each shuffled de
   }
   t.diagnostic(`${histories} histories, ${deliveries} deliveries, each hydrated once at a random point`);
   console.log(`hydrate convergence: ${histories} histories, ${failures.length} failures`);
+  assert.deepEqual(failures.slice(0, 10), []);
+});
+
+// ---- SPEC §13: the user's answers at random points ---------------------------------------------
+
+const RESPOND_HISTORIES = envInt('CONVERGENCE_RESPOND_HISTORIES', 200);
+const REFUSALS = new Set(['bundle_not_live', 'live_question_unknown']);
+const liveBundle = (store, sessionId) => store.pendingClarification(sessionId)?.pending_id;
+
+/**
+ * A delivery with the user's answers, as an app with `respond` (js/respond.js) makes them: a
+ * start clicked again after every input until it is taken (the question shows) or its reply's
+ * point comes (then the request was another tab's: no reply here); the reply to the attempt
+ * sent, then the body's `session` and `status_summary`. `responds: false` skips them (the
+ * server's truth). Checks after every input: a start and a refused or failed reply change no
+ * answer; a bundle a reply settled never shows again (by an input produced before the server
+ * handled the response, or after). Returns the final answers, the failures and counts.
+ */
+function runResponds(items, entities, { hydrateAt, responds = true }) {
+  let store = new ProjectionStore();
+  const saved = new Map();
+  const waiting = new Map(); // token → [sessionId, pendingId]
+  const settled = []; // [sessionId, pendingId, handledAt]
+  const failures = [];
+  const counts = { clicks: 0, sent: 0, replies: 0, settled: 0, open: 0, olderAfter: 0 };
+  const snapshot = () => JSON.stringify(answers(store, entities));
+  const click = (token, sessionId, pendingId) => {
+    const before = snapshot();
+    counts.clicks++;
+    try {
+      const started = store.respondStart(sessionId, pendingId);
+      waiting.delete(token);
+      if (started.fresh) {
+        counts.sent++;
+        saved.set(token, started.attempt);
+      }
+    } catch (error) {
+      if (!REFUSALS.has(error?.code)) throw error;
+      waiting.set(token, [sessionId, pendingId]);
+    }
+    if (snapshot() !== before) failures.push(`a respondStart(${sessionId}, ${pendingId}) changed an answer`);
+  };
+  try {
+    items.forEach((it, at) => {
+      const { call } = it.step;
+      if (call === 'respondStart' || call === 'respondReply') {
+        if (!responds) return;
+        if (call === 'respondStart') click(it.step.save, ...it.step.args);
+        else {
+          const token = it.step.args[0].$saved;
+          waiting.delete(token);
+          const attempt = saved.get(token);
+          saved.delete(token);
+          if (attempt !== undefined) {
+            const reply = JSON.parse(JSON.stringify(it.step.args[1]));
+            const before = snapshot();
+            const result = store.respondReply(attempt, reply);
+            counts.replies++;
+            const settles = ['won', 'lost', 'no_longer_active'].includes(result.outcome);
+            if (!settles && (result.applied || snapshot() !== before)) failures.push(`delivery ${at}: a ${result.outcome} reply changed an answer`);
+            if (!settles) counts.open++;
+            if (result.applied) {
+              counts.settled++;
+              settled.push([it.step.sessionId, it.step.pendingId, it.step.handledAt]);
+            }
+            const session = reply.body?.session;
+            if (session !== undefined) store.applySessionEvent(session);
+            if (reply.body?.status_summary !== undefined) store.applyStatusSummaryEvent({ task_id: it.step.taskId, status_summary: reply.body.status_summary });
+          }
+        }
+      } else {
+        const args = it.step.args ? resolveArgs(it.step.args, saved) : [];
+        const result = store[call](...args);
+        if (it.step.save !== undefined) saved.set(it.step.save, result);
+      }
+      if (at === hydrateAt) {
+        const text = JSON.stringify(store.dehydrate());
+        store.free();
+        store = ProjectionStore.hydrate(text);
+        // A page load abandons its requests: their replies reach no store.
+        for (const [token, value] of saved) if (typeof value === 'number') saved.delete(token);
+      }
+      for (const [token, [sessionId, pendingId]] of [...waiting]) click(token, sessionId, pendingId);
+      for (const [sessionId, pendingId, handledAt] of settled) {
+        if (it.origin < handledAt) counts.olderAfter++;
+        if (liveBundle(store, sessionId) === pendingId) {
+          failures.push(`delivery ${at} (${call}, input ${it.origin}): settled ${pendingId} of ${sessionId} shows again (${it.origin < handledAt ? 'an input produced before the server handled the response' : 'after the handling'})`);
+        }
+      }
+    });
+    return { answers: answers(store, entities), failures, counts };
+  } finally {
+    store.free();
+  }
+}
+
+test('the user\'s answers at random points of random deliveries with duplicates and a hydrate: the server\'s truth, never reopened, failures hide nothing', (t) => {
+  const failures = [];
+  const total = { histories: 0, deliveries: 0, clicks: 0, sent: 0, replies: 0, settled: 0, open: 0, olderAfter: 0 };
+  for (let seed = FIRST_SEED; seed < FIRST_SEED + RESPOND_HISTORIES; seed++) {
+    const history = generateHistory(seed, { responds: 40 });
+    const units = unitsOf(history);
+    const entities = historyEntities(history);
+    const rng = makeRng(Math.imul(seed, 0x27d4eb2f) ^ 0x13a5);
+    const shuffled = shuffledDelivery(units, rng);
+    const points = quietPoints(shuffled);
+    const hydrateAt = points[rng.int(points.length)];
+    // The server's truth: its data in order, no answers.
+    const want = runResponds(inOrderDelivery(units), entities, { responds: false }).answers;
+    const got = runResponds(shuffled, entities, { hydrateAt });
+    total.histories++;
+    total.deliveries += shuffled.length;
+    for (const k of Object.keys(got.counts)) total[k] += got.counts[k];
+    for (const f of got.failures) failures.push(`seed ${seed} (hydrated after ${hydrateAt}): ${f}`);
+    want.forEach(([call, id, value], i) => {
+      if (!isDeepStrictEqual(got.answers[i][2], value)) {
+        failures.push(`seed ${seed} (hydrated after ${hydrateAt}): ${call}(${JSON.stringify(id)}): the server's truth ${show(value)}, delivered ${show(got.answers[i][2])}`);
+      }
+    });
+  }
+  const line = `${total.histories} histories, ${total.deliveries} deliveries (hydrated once each); ${total.clicks} clicks (${total.sent} sent), ${total.replies} replies (${total.settled} settled, ${total.open} refused or failed), ${total.olderAfter} inputs produced before the handling delivered after a settlement`;
+  t.diagnostic(line);
+  console.log(`respond convergence: ${line}; ${failures.length} failures`);
+  assert.ok(total.settled > 0 && total.open > 0, 'the histories exercise settled and failed replies');
   assert.deepEqual(failures.slice(0, 10), []);
 });
 
