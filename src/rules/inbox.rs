@@ -124,10 +124,13 @@ pub fn decode_cursor(raw: &str) -> Result<RowKey, Problem> {
     if raw.is_empty() || raw.len() % 2 != 0 || raw.len() > 4096 {
         return Err(Problem::BadCursor);
     }
-    let bytes: Option<Vec<u8>> = (0..raw.len())
-        .step_by(2)
-        .map(|i| {
-            raw.get(i..i + 2)
+    let bytes: Option<Vec<u8>> = raw
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
         })
         .collect();
@@ -216,14 +219,14 @@ pub fn page<'s>(
     cursor: Option<&RowKey>,
     limit: usize,
 ) -> Page {
-    let mut hidden_count = 0;
+    let mut hidden_count: usize = 0;
     let mut next_snooze_expiry: Option<&Timestamp> = None;
-    let mut selected = Vec::new();
+    let mut selected: Vec<(usize, &RowKey)> = Vec::new();
     for (i, key) in candidates.iter().enumerate() {
         let entry = sidecar(i);
         let hidden = entry.is_some_and(|e| hides(e, now));
         if hidden {
-            hidden_count += 1;
+            hidden_count = hidden_count.saturating_add(1);
             if let Some(Sidecar::Snoozed { until }) = entry {
                 if next_snooze_expiry.is_none_or(|held| until < held) {
                     next_snooze_expiry = Some(until);
@@ -232,18 +235,18 @@ pub fn page<'s>(
         }
         let after = cursor.is_none_or(|c| row_order(key, c) == Ordering::Greater);
         if after && hidden == (list == List::Hidden) {
-            selected.push(i);
+            selected.push((i, key));
         }
     }
-    selected.sort_by(|&a, &b| row_order(&candidates[a], &candidates[b]));
+    selected.sort_by(|a, b| row_order(a.1, b.1));
     let truncated = selected.len() > limit;
     selected.truncate(limit);
     let next_cursor = match selected.last() {
-        Some(&last) if truncated => Some(encode_cursor(&candidates[last])),
+        Some((_, last)) if truncated => Some(encode_cursor(last)),
         _ => None,
     };
     Page {
-        rows: selected,
+        rows: selected.into_iter().map(|(i, _)| i).collect(),
         hidden_count,
         next_snooze_expiry: next_snooze_expiry.cloned(),
         next_cursor,
@@ -284,7 +287,7 @@ mod tests {
     fn a_cursor_round_trips_and_garbage_is_refused() {
         let k = key("2026-11-29T10:00:00.5Z", "p|1");
         assert_eq!(decode_cursor(&encode_cursor(&k)), Ok(k));
-        for bad in ["", "zz", "abc", "7c70", "6e6f7069706521", "ff"] {
+        for bad in ["", "zz", "abc", "+1", "7c70", "6e6f7069706521", "ff"] {
             assert_eq!(decode_cursor(bad), Err(Problem::BadCursor), "{bad:?}");
         }
         // a timestamp that does not conform
