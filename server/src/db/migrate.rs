@@ -65,6 +65,7 @@ pub(super) const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0009_message_sequence.sqlite.sql"),
         include_str!("../../migrations/0009_message_sequence.postgres.sql"),
     ),
+    (10, "inbox sidecar", INBOX_SIDECAR, INBOX_SIDECAR),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");
@@ -72,6 +73,7 @@ const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
 const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
 const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
 const TURN_PARTIAL: &str = include_str!("../../migrations/0007_turn_partial_indexes.sql");
+const INBOX_SIDECAR: &str = include_str!("../../migrations/0010_inbox_sidecar.sql");
 
 /// One backend's migrations as sqlx takes them (its checksum is the SHA-384 of the SQL text):
 /// PostgreSQL's for its migrator, SQLite's for the checksums an earlier build recorded.
