@@ -704,3 +704,46 @@ async fn two_instances_on_one_postgres_answer_alike() {
 async fn restore_on(srv: &Srv, pending_id: &str) -> u16 {
     srv.restore(ALICE, pending_id).await.status
 }
+
+/// The demo data (`--seed-demo`): the inbox of `ws-demo` is exactly the sessions whose task page
+/// waits on a clarification, with their bundles' ids.
+async fn the_demo_inbox_agrees_with_the_task_pages(db: Db, _kind: Kind) {
+    let clock = Arc::new(ManualClock::at(&t("12:00")).unwrap());
+    let mut config = config(&clock);
+    config.seed_demo = true;
+    config.simulator = true;
+    let srv = Srv::with(db, clock, config).await;
+    let page = srv.list(ALICE, "workspace_id=ws-demo&limit=200").await;
+    assert!(page["count"].as_u64().unwrap() > 0, "the demo asks: {page}");
+    let mut from_inbox: Vec<String> = page["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    from_inbox.sort_unstable();
+    let tasks = srv.get_as(ALICE, "/api/v1/tasks").await.body;
+    let mut from_pages = Vec::new();
+    for task in tasks["tasks"].as_array().unwrap() {
+        let id = task["id"].as_str().unwrap();
+        let sessions = srv
+            .get_as(ALICE, &format!("/api/v1/tasks/{id}/task-sessions"))
+            .await
+            .body;
+        for session in sessions["sessions"].as_array().unwrap() {
+            if session["pending_action"] == "clarification" {
+                from_pages.push(session["id"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    from_pages.sort_unstable();
+    assert_eq!(from_inbox, from_pages);
+    for bundle in page["bundles"].as_array().unwrap() {
+        let messages = bundle["messages"].as_array().unwrap();
+        assert!(!messages.is_empty());
+        for m in messages {
+            assert_eq!(m["metadata"]["pending_id"], bundle["pending_id"]);
+        }
+    }
+}
+both!(the_demo_inbox_agrees_with_the_task_pages);
