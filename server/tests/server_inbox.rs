@@ -747,3 +747,49 @@ async fn the_demo_inbox_agrees_with_the_task_pages(db: Db, _kind: Kind) {
     }
 }
 both!(the_demo_inbox_agrees_with_the_task_pages);
+
+/// A `limit` above 200 is clamped to 200, and the default is 50: 205 bundles.
+async fn the_limit_is_clamped_and_defaults(db: Db, _kind: Kind) {
+    let fx = Fx::new(&db);
+    fx.task("task-1").await;
+    for i in 0..205 {
+        let session = format!("s{i:03}");
+        let turn = format!("{session}-t1");
+        fx.session(&session, "task-1", "WAITING_FOR_INPUT").await;
+        fx.turn(&turn, &session, "10:00", None, json!({})).await;
+        let at = format!("10:{:02}:{:02}", i / 60, i % 60);
+        fx.question(
+            &format!("m{i:03}"),
+            &session,
+            &turn,
+            &format!("p{i:03}"),
+            "pending",
+            &at,
+        )
+        .await;
+    }
+    let srv = Srv::start(db).await;
+    let page = srv.list(ALICE, "workspace_id=ws-1").await;
+    assert_eq!(page["count"], 50);
+    assert!(page["next_cursor"].is_string());
+    let page = srv.list(ALICE, "workspace_id=ws-1&limit=1000").await;
+    assert_eq!(page["count"], 200);
+    assert_eq!(ids(&page)[199], "p199");
+    let cursor = page["next_cursor"].as_str().unwrap().to_owned();
+    let rest = srv
+        .list(
+            ALICE,
+            &format!("workspace_id=ws-1&limit=1000&cursor={cursor}"),
+        )
+        .await;
+    assert_eq!(ids(&rest), ["p200", "p201", "p202", "p203", "p204"]);
+    assert!(rest.get("next_cursor").is_none());
+    let boot = srv
+        .get_as(ALICE, &format!("{INBOX}/boot?workspace_id=ws-1"))
+        .await;
+    assert_eq!(
+        (boot.body["count"].clone(), boot.body["hasMore"].clone()),
+        (json!(50), json!(true))
+    );
+}
+both!(the_limit_is_clamped_and_defaults);
