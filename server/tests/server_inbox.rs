@@ -236,7 +236,7 @@ async fn validation(db: Db, _kind: Kind) {
         }
     }
     for path in [INBOX, &format!("{INBOX}/hidden")] {
-        for limit in ["0", "-1", "abc", "", "1.5", "99999999999999999999"] {
+        for limit in ["0", "-1", "abc", "1.5", "%2B", "99999999999999999999"] {
             let answer = srv
                 .get_as(ALICE, &format!("{path}?workspace_id=ws-1&limit={limit}"))
                 .await;
@@ -256,6 +256,9 @@ async fn validation(db: Db, _kind: Kind) {
     }
     // Above the cap: clamped, not refused. An unknown workspace: an empty inbox.
     let page = srv.list(ALICE, "workspace_id=ws-1&limit=500").await;
+    assert_eq!(page["count"], 3);
+    // An empty limit or cursor is an absent one, as the reference client reads them.
+    let page = srv.list(ALICE, "workspace_id=ws-1&limit=&cursor=").await;
     assert_eq!(page["count"], 3);
     let page = srv.list(ALICE, "workspace_id=nowhere").await;
     assert_eq!(

@@ -100,10 +100,11 @@ pub fn workspace(raw: Option<&str>) -> Result<&str, Problem> {
     }
 }
 
-/// The page size: absent is [`DEFAULT_LIMIT`], a positive integer above [`MAX_LIMIT`] is clamped,
-/// anything else (non-numeric, zero, negative, empty) is refused.
+/// The page size: absent or empty (`limit=`, as the reference client reads it) is
+/// [`DEFAULT_LIMIT`], a positive integer above [`MAX_LIMIT`] is clamped, anything else
+/// (non-numeric, zero, negative) is refused.
 pub fn limit(raw: Option<&str>) -> Result<usize, Problem> {
-    let Some(raw) = raw else {
+    let Some(raw) = raw.filter(|r| !r.is_empty()) else {
         return Ok(DEFAULT_LIMIT);
     };
     match raw.parse::<i64>() {
@@ -275,10 +276,11 @@ mod tests {
         assert_eq!(workspace(Some("  ")), Err(Problem::MissingWorkspace));
         assert_eq!(workspace(Some(" ws ")), Ok("ws"));
         assert_eq!(limit(None), Ok(50));
+        assert_eq!(limit(Some("")), Ok(50));
         assert_eq!(limit(Some("7")), Ok(7));
         assert_eq!(limit(Some("201")), Ok(200));
         assert_eq!(limit(Some("99999999999999999999")), Err(Problem::BadLimit));
-        for bad in ["0", "-1", "abc", "", "1.5", " 3"] {
+        for bad in ["0", "-1", "abc", "1.5", " 3", "+"] {
             assert_eq!(limit(Some(bad)), Err(Problem::BadLimit), "{bad:?}");
         }
     }
