@@ -12,7 +12,8 @@
 //!
 //! The reference server (storage, services, HTTP/WebSocket) is the workspace crate
 //! `task-projection-server` (server/). It builds on feature `server`, which adds the rule modules
-//! only the server uses (`rules::respond`, `rules::stall`) and pulls in no dependency.
+//! only the server uses (`rules::respond`, `rules::stall`, `rules::inbox`) and pulls in no
+//! dependency.
 #![cfg_attr(
     not(test),
     deny(

@@ -20,6 +20,7 @@
 //! | [`lifecycle`] | profile switch (keep/reuse/new, complete/park), stamped stop intents | §10 |
 //! | [`events`] | every WebSocket event name (the services', the simulator's, `server.hello`), `EventSink`, in-memory broadcast sink | — |
 //! | [`outbox`] | PostgreSQL: the event outbox (offsets, `LISTEN`/`NOTIFY` fan-out to every instance, resume, retention) | — |
+//! | [`inbox`] | the needs-you inbox: a workspace's live bundles, the requester's sidecar, its pages | §3, §4 |
 //! | [`clock`] | injectable wall clock, wire timestamps | — |
 //! | [`http`] | the reference server: REST, WebSocket hub, simulator, demo seeding (docs/server-api.md) | §1 |
 //!
@@ -103,6 +104,7 @@ pub mod db;
 pub mod error;
 pub mod events;
 pub mod http;
+pub mod inbox;
 pub mod lifecycle;
 pub mod outbox;
 pub mod projection;

@@ -7,6 +7,7 @@
 //! | `rows` | the row types, the write inputs, the column lists and their readers |
 //! | this file | [`Storage`], the repository: one statement per method, on the database |
 //! | `conn` | statements on a held connection (a service's transaction) |
+//! | `inbox` | the needs-you inbox: a workspace's sessions, the requester's dismiss / snooze sidecar |
 //! | `window` | the current-turn window and the pending-window queries (one statement each) |
 //! | `backfill` | [`connect`]: migrations, then the startup backfill of the turns' order keys |
 //!
@@ -15,6 +16,7 @@
 
 mod backfill;
 mod conn;
+mod inbox;
 mod rows;
 mod window;
 
@@ -28,6 +30,7 @@ pub(crate) use conn::{
     bundle_rows_on, cas_message_metadata_on, insert_intent_on, messages_on, session_on,
     turn_referenced_on, turn_requests_on, turns_on, turns_referenced_on,
 };
+pub use inbox::SidecarRow;
 use rows::{
     from_bool, indexed_pending_id, to_bool, turn_keys, INTENT_COLUMNS, MESSAGE_COLUMNS,
     SESSION_COLUMNS, TURN_COLUMNS,

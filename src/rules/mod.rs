@@ -13,6 +13,7 @@
 //! | [`owner`] | §6 pending-owner resolution and selection settle |
 //! | [`summary`] | §7 status-summary merging |
 //! | `respond` | §8 clarification bundle states and respond outcomes (feature `server`) |
+//! | `inbox` | §3, §4 the reference server's "needs you" inbox: rows, order, page, sidecar (feature `server`) |
 //! | `stall` | §9 stall detection and orphan healing (feature `server`) |
 //! | [`lifecycle`] | §10 workflow profile-session lifecycle |
 //! | [`knowledge`] | §11 what the client knows: which inputs make each answer known |
@@ -21,6 +22,8 @@
 pub mod action;
 pub mod clarification;
 pub mod connection;
+#[cfg(feature = "server")]
+pub mod inbox;
 pub mod knowledge;
 pub mod lifecycle;
 pub mod model;

@@ -17,7 +17,8 @@
 //! That is the only earlier layout: the first server build (3168969) already ran sqlx's migrator
 //! on SQLite, and every build until 09ffcab kept its table. Two development ranges, never
 //! released, left rows that are refused here: a migration 10 (a96e57a to 11a7f23^, a no-op on
-//! SQLite) and another text of migration 9 (5f1273e to 86b3542^).
+//! SQLite; its checksum is not that of this build's migration 10, the inbox sidecar) and another
+//! text of migration 9 (5f1273e to 86b3542^).
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -65,6 +66,7 @@ pub(super) const MIGRATIONS: &[(i64, &str, &str, &str)] = &[
         include_str!("../../migrations/0009_message_sequence.sqlite.sql"),
         include_str!("../../migrations/0009_message_sequence.postgres.sql"),
     ),
+    (10, "inbox sidecar", INBOX_SIDECAR, INBOX_SIDECAR),
 ];
 
 const SCHEMA: &str = include_str!("../../migrations/0001_schema.sql");
@@ -72,6 +74,7 @@ const TASK_TITLE: &str = include_str!("../../migrations/0002_task_title.sql");
 const MESSAGES_BY_TURN: &str = include_str!("../../migrations/0004_messages_turn_index.sql");
 const TURN_ORDER_KEYS: &str = include_str!("../../migrations/0006_turn_order_keys.sql");
 const TURN_PARTIAL: &str = include_str!("../../migrations/0007_turn_partial_indexes.sql");
+const INBOX_SIDECAR: &str = include_str!("../../migrations/0010_inbox_sidecar.sql");
 
 /// One backend's migrations as sqlx takes them (its checksum is the SHA-384 of the SQL text):
 /// PostgreSQL's for its migrator, SQLite's for the checksums an earlier build recorded.
@@ -502,10 +505,11 @@ mod tests {
         let (columns, before, tasks, sequences_before) = {
             let conn = temp.open();
             let applied = strings(&conn, "SELECT CAST(version AS TEXT) FROM _sqlx_migrations");
+            // The fixture's build had migrations 1 to 9; the rest apply after the switch.
             assert_eq!(
                 applied.len(),
-                MIGRATIONS.len(),
-                "every migration, the old way"
+                9,
+                "every migration of its build, the old way"
             );
             let columns = columns(&conn);
             let before = rows(&conn, &columns);
@@ -654,11 +658,19 @@ mod tests {
 
     #[tokio::test]
     async fn an_unknown_applied_version_is_refused_untouched() {
-        // A development build (a96e57a..11a7f23, never released) had a migration 10.
+        // A version beyond this build's migrations.
+        assert_refused(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
+             execution_time) VALUES (11, 'a newer build', TRUE, x'00', 1)",
+            "migration 11, which this build does not know",
+        )
+        .await;
+        // A development build (a96e57a..11a7f23, never released) had another migration 10: its
+        // checksum is not this build's migration 10 (the inbox sidecar).
         assert_refused(
             "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
              execution_time) VALUES (10, 'reserve pending window', TRUE, x'00', 1)",
-            "migration 10, which this build does not know",
+            "migration 10 was applied with other SQL",
         )
         .await;
     }

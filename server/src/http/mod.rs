@@ -17,6 +17,7 @@
 //! | [`app`] | shared state: the services of the current start (swapped by a simulated restart) |
 //! | [`sim`] | the simulator: its writes ([`sim::sessions`], [`sim::turns`], [`sim::questions`]), the demo data ([`sim::seed`]: `--seed-demo`, the simulator's `reset`), the simulator API ([`sim::routes`]) |
 //! | [`actions`] | the user's actions: clarification respond (the `success` / `claimed` envelope), permission respond, session delete; each reply with the server's position after it |
+//! | [`inbox`] | the needs-you inbox (`/api/v1/clarification-inbox`): list, hidden list, sidecar write and restore, boot seed; the requester cookie |
 //! | [`routes`] | REST routes, the WebSocket upgrade, static files, the route table |
 //! | `client` | feature `test-client`: a loopback HTTP/WebSocket client and a native-store mirror (tests, load benchmark) |
 //!
@@ -45,7 +46,8 @@
 //! 12. `sim::seed`: error, config, app, sim::sessions, sim::turns, sim::questions
 //! 13. `sim::routes`: error, wire, hub, agent, app, sim::sessions, sim::turns, sim::questions, sim::seed
 //! 14. `actions`: error, wire, app, sim::questions
-//! 15. `routes`: error, wire, config, hub, app, actions, sim::routes
+//! 15. `inbox`: error, wire, app
+//! 16. `routes`: error, wire, config, hub, app, actions, inbox, sim::routes
 //!
 //! This file (`http`) comes last: it starts the server ([`serve`], [`serve_db`], [`connect`])
 //! and re-exports the configuration.
@@ -63,6 +65,7 @@ pub mod config;
 pub mod error;
 pub mod guard;
 pub mod hub;
+pub mod inbox;
 pub mod routes;
 pub mod sim;
 pub mod wire;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use axum::routing::{any, delete, get, post};
+use axum::routing::{any, delete, get, post, put};
 use axum::Router;
 use serde_json::{json, Value};
 use tower_http::services::ServeDir;
@@ -22,6 +22,7 @@ use super::app::App;
 use super::config::Config;
 use super::error::{ok, ApiError, ApiResult};
 use super::hub::Resume;
+use super::inbox;
 use super::sim::routes::routes as simulator_routes;
 use super::wire::task_wire;
 
@@ -43,6 +44,13 @@ pub fn router(app: Arc<App>, config: &Config) -> Router {
         .route(
             "/api/v1/permissions/respond",
             post(actions::respond_permission),
+        )
+        .route("/api/v1/clarification-inbox", get(inbox::list))
+        .route("/api/v1/clarification-inbox/hidden", get(inbox::hidden))
+        .route("/api/v1/clarification-inbox/boot", get(inbox::boot))
+        .route(
+            "/api/v1/clarification-inbox/sidecar/{pending_id}",
+            put(inbox::put_sidecar).delete(inbox::delete_sidecar),
         )
         .route("/api/v1/ws", get(websocket))
         .route("/healthz", get(health));
