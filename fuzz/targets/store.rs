@@ -654,7 +654,9 @@ impl Gen<'_> {
 /// `success`, `outcome`, a position) or a malformed one.
 fn respond_call(g: &mut Gen<'_>) -> (&'static str, Vec<Option<Value>>) {
     if g.b.one_in(2) {
-        return ("respondStart", vec![g.id(&SESSIONS), g.id(&PENDING)]);
+        // A bundle's, or (one in four) the blocked permission's.
+        let kind = g.b.one_in(4).then(|| json!("permission"));
+        return ("respondStart", vec![g.id(&SESSIONS), g.id(&PENDING), kind]);
     }
     let attempt = match g.b.below(8) {
         7 => Some(g.wild(1)),
@@ -763,6 +765,7 @@ fn binary_calls(data: &[u8]) -> Vec<Call> {
                 let tasks = g.list(3, |g| g.task());
                 ("applyTaskSnapshot", vec![token, some(tasks)])
             }
+            11 if g.b.one_in(2) => ("removeSession", vec![g.id(&SESSIONS)]),
             11 => ("removeTask", vec![g.id(&TASKS)]),
             12 => {
                 let options = match g.b.below(4) {
@@ -1025,11 +1028,12 @@ fn roots(name: &str) -> &'static [&'static str] {
         "applyMessageEvents" => &["kind", "payloads"],
         "applyTaskSnapshot" => &["token", "tasks"],
         "removeTask" | "setActiveTask" => &["taskId"],
+        "removeSession" => &["sessionId"],
         "beginSelection" => &["taskId", "options"],
         "settleSelection" => &["ticket", "outcome"],
         "taskPendingAction" | "taskStatusSummary" => &["taskId"],
         "pendingOwner" => &["taskId", "preferredSessionId"],
-        "respondStart" => &["sessionId", "pendingId"],
+        "respondStart" => &["sessionId", "pendingId", "kind"],
         "respondReply" => &["attempt", "reply"],
         "sessionPendingAction"
         | "currentTurnId"
@@ -1442,6 +1446,7 @@ impl Harness {
                     self.members.entry(task).or_default().extend(ids);
                 }
             }
+            "removeSession" => self.gone.extend(str_arg(0)),
             "removeTask" => {
                 let Some(task) = str_arg(0) else { return };
                 self.gone
@@ -1610,10 +1615,9 @@ impl Harness {
                 let capable = store
                     .session_state(owner)
                     .is_some_and(SessionState::is_input_capable);
-                let own = store
-                    .session_projection(owner)
-                    .and_then(|(a, _)| a)
-                    .flatten();
+                // The action the owner rule reads: the projection, or the rows while a settled
+                // answer is newer (SPEC §13).
+                let own = store.session_owner_action(owner);
                 assert!(
                     capable && own == Some(action),
                     "pendingOwner({t}) = {owner} is not a pending owner of {action:?}"

@@ -135,6 +135,15 @@ impl<P: Clone> ProjectionStore<P> {
             .map(|s| (s.projection.action, s.projection.revision.as_ref()))
     }
 
+    /// A session's pending action as the per-task rule and the owner rule read it: its held
+    /// projection, or its rows while the user's settled answer is newer (SPEC §13).
+    pub fn session_owner_action(&self, session_id: &str) -> Option<PendingAction> {
+        use crate::rules::model::SessionRecord;
+        self.sessions
+            .get_key_value(session_id)
+            .and_then(|(id, entry)| super::session::SessionRef { id, entry }.action())
+    }
+
     /// The known state of a session.
     pub fn session_state(&self, session_id: &str) -> Option<SessionState> {
         self.sessions.get(session_id).and_then(|s| s.state)
