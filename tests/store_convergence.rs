@@ -478,7 +478,16 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
         // the session's action (SPEC §13).
         let held_revision = store.session_projection(s).and_then(|(_, r)| r);
         let rows_decide = settled.iter().any(|b| {
-            session_action_source(b.position.as_ref(), held_revision) == ActionSource::Rows
+            let in_current = match current {
+                CurrentTurn::Unknown => true,
+                CurrentTurn::None => false,
+                CurrentTurn::Turn(turn) => rows.iter().any(|m| {
+                    m.turn_id.as_deref() == Some(turn)
+                        && m.pending_id.as_deref() == Some(&*b.pending_id)
+                }),
+            };
+            session_action_source(b.position.as_ref(), held_revision, in_current)
+                == ActionSource::Rows
         });
         let scope = Scope {
             current_turn: current,
@@ -592,10 +601,8 @@ fn check_invariants(store: &Store, history: &History, model: &Model) -> Result<(
         let capable = store
             .session_state(owner)
             .is_some_and(SessionState::is_input_capable);
-        let own = store
-            .session_projection(owner)
-            .and_then(|(a, _)| a)
-            .flatten();
+        // The action the owner rule reads: a settled session's rows decide it (SPEC §13).
+        let own = store.session_owner_action(owner);
         if !capable || own != Some(action) {
             return Err((
                 format!("pendingOwner({t}) = {owner} is not a pending owner"),

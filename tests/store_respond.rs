@@ -575,3 +575,45 @@ fn regression_a_won_reply_settles_a_bundle_an_older_projection_hides() {
         "the won question shows again"
     );
 }
+
+/// Found by `hydrating_anywhere_in_a_random_delivery_converges` (2,372 histories, CI stop 45): a
+/// bare 409 (no body, no position) settled a bundle of a turn the server had already left; its
+/// rows stay pending in the data for good, and the rows kept deciding the session's action over
+/// every later projection. A settled bundle outside the current turn says nothing of the action.
+#[test]
+fn regression_a_settled_bundle_of_a_left_turn_leaves_the_later_projections_deciding() {
+    let mut store = waiting();
+    let a = store.respond_start(S, "p1").unwrap().attempt;
+    let replied = store.respond_reply(a, Transport::Reply(409, None), None);
+    assert!(replied.applied);
+    assert_eq!(store.session_pending_action(S).0, Some(None));
+    // The server had moved on: t1 completed, t2 open, and a newer projection says a question
+    // waits (its rows not loaded yet); p1's rows stay pending.
+    let turn = |id: &str, completed: bool, at: u32| Turn {
+        id: id.into(),
+        completed,
+        started_at: ts(at),
+        created_at: ts(at),
+        updated_at: None,
+        flags: TurnFlags::default(),
+    };
+    store.apply_turn_list(S, vec![turn("t1", true, 1), turn("t2", false, 10)]);
+    store.apply_session_event(&Session {
+        id: S.into(),
+        task_id: Some(TASK.into()),
+        state: Some(SessionState::WaitingForInput),
+        is_primary: true,
+        pending_action: Some(Some(PendingAction::Clarification)),
+        pending_action_revision: Some(rev(9)),
+        updated_at: Some(ts(12)),
+    });
+    assert_eq!(live(&store), Some(None));
+    assert_eq!(
+        store.session_pending_action(S).0,
+        Some(Some(PendingAction::Clarification))
+    );
+    // The settlement itself holds: p1 is never live again, whatever older input arrives.
+    store.apply_turn_list(S, vec![turn("t1", false, 1)]);
+    assert_ne!(live(&store), Some(Some("p1".into())));
+    assert_eq!(rehydrated(&store).settled_bundles(S).len(), 1);
+}

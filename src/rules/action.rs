@@ -353,10 +353,12 @@ pub fn summary_predates(held: Option<u64>, mark: Option<u64>) -> bool {
     matches!((held, mark), (Some(held), Some(mark)) if held <= mark)
 }
 
-/// Whose word decides a session's pending action while one of its bundles is settled: the held
-/// projection when it is strictly newer than the settlement's position (the server projected
-/// after handling the answer), else the rows with the settled bundle counted as answered
-/// (SPEC §4). Without a position, the rows decide.
+/// Whose word decides a session's pending action while one of its bundles is settled: the rows
+/// with the settled bundle counted as answered (SPEC §4) while the bundle is in the session's
+/// current turn and the held projection is not strictly newer than the settlement's position
+/// (without a position it never is); else the held projection. A settled bundle outside the
+/// current turn (the server moved on to a newer turn, the session ended) cannot be what the held
+/// projection says is pending, so it says nothing of the session's action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ActionSource {
     Projection,
@@ -366,8 +368,9 @@ pub enum ActionSource {
 pub fn session_action_source(
     position: Option<&Revision>,
     projection: Option<&Revision>,
+    in_current_turn: bool,
 ) -> ActionSource {
-    if after(position, projection) {
+    if !in_current_turn || after(position, projection) {
         ActionSource::Projection
     } else {
         ActionSource::Rows
@@ -780,22 +783,30 @@ mod tests {
     #[test]
     fn the_projection_decides_again_only_once_strictly_newer_than_the_position() {
         let at = rev("2", 10);
+        fn source(position: Option<&Revision>, projection: Option<&Revision>) -> ActionSource {
+            session_action_source(position, projection, true)
+        }
         assert_eq!(
-            session_action_source(Some(&at), Some(&rev("2", 11))),
+            source(Some(&at), Some(&rev("2", 11))),
+            ActionSource::Projection
+        );
+        assert_eq!(source(Some(&at), Some(&rev("2", 10))), ActionSource::Rows);
+        assert_eq!(source(Some(&at), Some(&rev("1", 50))), ActionSource::Rows);
+        assert_eq!(source(Some(&at), None), ActionSource::Rows);
+        assert_eq!(source(None, Some(&rev("9", 9))), ActionSource::Rows);
+    }
+
+    #[test]
+    fn a_settled_bundle_outside_the_current_turn_leaves_the_projection_deciding() {
+        // A 409 with no position settled a bundle of a turn the server had already left: the
+        // projections it sends later decide, though the bundle's rows stay pending in the data.
+        assert_eq!(
+            session_action_source(None, Some(&rev("9", 9)), false),
             ActionSource::Projection
         );
         assert_eq!(
-            session_action_source(Some(&at), Some(&rev("2", 10))),
-            ActionSource::Rows
-        );
-        assert_eq!(
-            session_action_source(Some(&at), Some(&rev("1", 50))),
-            ActionSource::Rows
-        );
-        assert_eq!(session_action_source(Some(&at), None), ActionSource::Rows);
-        assert_eq!(
-            session_action_source(None, Some(&rev("9", 9))),
-            ActionSource::Rows
+            session_action_source(Some(&rev("2", 10)), Some(&rev("2", 10)), false),
+            ActionSource::Projection
         );
     }
 

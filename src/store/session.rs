@@ -12,7 +12,9 @@ use crate::rules::action::{session_action_source, ActionSource};
 use crate::rules::knowledge::SessionInputs;
 use crate::rules::model::{MessageKind, PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
-use crate::rules::pending::{session_pending_action_with, SessionActionReason};
+use crate::rules::pending::{
+    session_pending_action_with, session_pending_read, PendingRead, SessionActionReason,
+};
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
 use crate::rules::time::Timestamp;
 use crate::rules::turn::{CurrentTurn, TurnReason};
@@ -283,9 +285,28 @@ impl SessionEntry {
     /// Whether the session's settled bundles make its rows, not its held projection, decide its
     /// pending action ([`session_action_source`]).
     pub(super) fn rows_decide(&self) -> bool {
+        if self.settled.is_empty() {
+            return false;
+        }
+        // The current turn's request rows; `None` while the turn history is unknown (then every
+        // settled bundle counts as the current turn's, as when it settled).
+        let current = match session_pending_read(self.state, self.turns.as_deref(), |turn| {
+            self.messages.references(turn)
+        }) {
+            PendingRead::Turn(turn) => Some(self.messages.turn_requests(turn)),
+            PendingRead::Decided(SessionActionReason::TurnHistoryUnknown) => None,
+            PendingRead::Decided(_) => Some(Vec::new()),
+        };
         self.settled.iter().any(|s| {
-            session_action_source(s.position.as_ref(), self.projection.revision.as_ref())
-                == ActionSource::Rows
+            let in_current = current.as_ref().is_none_or(|rows| {
+                rows.iter()
+                    .any(|r| r.pending_id_str() == Some(&*s.pending_id))
+            });
+            session_action_source(
+                s.position.as_ref(),
+                self.projection.revision.as_ref(),
+                in_current,
+            ) == ActionSource::Rows
         })
     }
 
