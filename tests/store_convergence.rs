@@ -973,15 +973,31 @@ fn random_delivery_converges_shard_1() {
 /// against. `CONVERGENCE_CASES` histories (default 1,000).
 #[test]
 fn hydrating_anywhere_in_a_random_delivery_converges() {
+    hydrated_deliveries_converge(
+        "hydrate convergence",
+        cases(),
+        0x6879_6472,
+        params().boxed(),
+    );
+}
+
+/// Random deliveries of histories from `strategy`, each hydrated at a random point (SPEC §12):
+/// the step invariants after every step, the server's truth at the end; prints the counts.
+fn hydrated_deliveries_converge(
+    label: &str,
+    cases: u32,
+    seed: u64,
+    strategy: BoxedStrategy<Params>,
+) {
     let mut runner = TestRunner::new(Config {
-        cases: cases(),
-        rng_seed: RngSeed::Fixed(0x6879_6472),
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
         failure_persistence: None,
         ..Config::default()
     });
     let (hydrated, steps_run) = (Cell::new(0usize), Cell::new(0usize));
     let result = runner.run(
-        &(params(), any::<u16>()),
+        &(strategy, any::<u16>()),
         |((tasks, actions, remove, seed, dups), at)| {
             let history = generate(tasks, &actions, remove);
             let steps = shuffled(&history, seed, &dups);
@@ -1006,7 +1022,7 @@ fn hydrating_anywhere_in_a_random_delivery_converges() {
         },
     );
     println!(
-        "hydrate convergence: {} histories hydrated at a random point, {} deliveries; {}",
+        "{label}: {} histories hydrated at a random point, {} deliveries; {}",
         hydrated.get(),
         steps_run.get(),
         tally::line()
@@ -1039,45 +1055,12 @@ fn respond_params() -> impl Strategy<Value = Params> {
 /// `CONVERGENCE_CASES / 2` histories (default 500).
 #[test]
 fn responds_at_random_points_converge_to_the_servers_truth() {
-    let mut runner = TestRunner::new(Config {
-        cases: cases() / 2,
-        rng_seed: RngSeed::Fixed(0x5e7d_0013),
-        failure_persistence: None,
-        ..Config::default()
-    });
-    let (histories, steps_run) = (Cell::new(0usize), Cell::new(0usize));
-    let result = runner.run(
-        &(respond_params(), any::<u16>()),
-        |((tasks, actions, remove, seed, dups), at)| {
-            let history = generate(tasks, &actions, remove);
-            let steps = shuffled(&history, seed, &dups);
-            let at = usize::from(at) % (steps.len() + 1);
-            let reference = truth(&history);
-            let store = deliver_hydrating(&history, &steps, true, Some(at))
-                .map_err(|(n, (why, _))| TestCaseError::fail(format!("step {n}: {why}")))?;
-            histories.set(histories.get() + 1);
-            steps_run.set(steps_run.get() + steps.len());
-            let got = answers(&store, &history);
-            for ((call, args, value), (_, _, want)) in got.iter().zip(&reference) {
-                prop_assert_eq!(
-                    value,
-                    want,
-                    "{}({:?}) after a hydrate at {}",
-                    call,
-                    args,
-                    at
-                );
-            }
-            Ok(())
-        },
+    hydrated_deliveries_converge(
+        "respond convergence",
+        cases() / 2,
+        0x5e7d_0013,
+        respond_params().boxed(),
     );
-    println!(
-        "respond convergence: {} histories, {} deliveries, each hydrated at a random point; {}",
-        histories.get(),
-        steps_run.get(),
-        tally::line()
-    );
-    result.unwrap();
 }
 
 /// In-order delivery itself satisfies the step invariants after every input.
