@@ -268,7 +268,7 @@ pub fn explore_plan<E: Engine + ?Sized>(plan: &Plan, orders: u64, seed: u64, eng
     let mut found: Vec<(Subject, String)> = Vec::new();
     for n in 0..orders {
         let s = order_seed(seed, n);
-        let steps = shuffled(&arrivals, s, &duplicates(s, arrivals.len()));
+        let steps = plan.after_last_respond(shuffled(&arrivals, s, &duplicates(s, arrivals.len())));
         report.steps = report.steps.saturating_add(steps.len() as u64);
         let (store, refused) = plan.deliver(engine, &steps, |_, _, _, _, _| {});
         report.refused = report.refused.saturating_add(refused.len() as u64);

@@ -349,6 +349,32 @@ pub fn plan(trace: &Trace) -> Plan {
 }
 
 impl Plan {
+    /// `steps` with every step of an input recorded after the last `respondStart` that the
+    /// shuffle put before that start moved to right after it, in the order it had: the user
+    /// clicked on what the page showed then, so nothing recorded later reached the store before
+    /// the click (else the start would be refused: the question already gone).
+    pub fn after_last_respond(&self, steps: Vec<Step>) -> Vec<Step> {
+        let Some(last) = self.inputs.iter().rposition(|s| s.call == "respondStart") else {
+            return steps;
+        };
+        let Some(at) = steps.iter().position(|s| s.input == last) else {
+            return steps;
+        };
+        let (mut early, mut kept): (Vec<Step>, Vec<Step>) = (Vec::new(), Vec::new());
+        for (k, step) in steps.into_iter().enumerate() {
+            if k < at && step.input > last {
+                early.push(step);
+            } else {
+                kept.push(step);
+            }
+        }
+        let start = at.saturating_sub(early.len());
+        let tail = kept.split_off(start.saturating_add(1).min(kept.len()));
+        kept.extend(early);
+        kept.extend(tail);
+        kept
+    }
+
     pub fn arrivals(&self) -> Vec<Arrival> {
         self.inputs.iter().map(|i| i.arrival).collect()
     }
@@ -443,5 +469,71 @@ impl Plan {
             let _ = note(&mut recorder, store, ms, call, args, applied);
         });
         recorder.text()
+    }
+}
+
+#[cfg(test)]
+mod respond_order_tests {
+    use super::*;
+
+    fn input(call: &str) -> Input {
+        Input {
+            line: 0,
+            us: 0,
+            call: call.into(),
+            args: Vec::new(),
+            ticket: None,
+            token: None,
+            arrival: Arrival::Any,
+            pinned: None,
+        }
+    }
+
+    fn one(input: usize) -> Step {
+        Step {
+            input,
+            copy: None,
+            begin: false,
+        }
+    }
+
+    #[test]
+    fn nothing_recorded_after_the_last_start_is_delivered_before_it() {
+        // 0: data, 1: respondStart, 2: data, 3: respondReply, 4: data.
+        let plan = Plan {
+            inputs: [
+                "applyMessageEvent",
+                "respondStart",
+                "applySessionEvent",
+                "respondReply",
+                "applyFrame",
+            ]
+            .into_iter()
+            .map(input)
+            .collect(),
+        };
+        let order = |v: &[usize]| v.iter().map(|&i| one(i)).collect::<Vec<_>>();
+        let inputs = |s: Vec<Step>| s.into_iter().map(|s| s.input).collect::<Vec<_>>();
+        assert_eq!(
+            inputs(plan.after_last_respond(order(&[4, 0, 2, 1, 3]))),
+            [0, 1, 4, 2, 3]
+        );
+        // Already after it: unchanged; no start: unchanged.
+        assert_eq!(
+            inputs(plan.after_last_respond(order(&[0, 1, 3, 2, 4]))),
+            [0, 1, 3, 2, 4]
+        );
+        let none = Plan {
+            inputs: plan
+                .inputs
+                .iter()
+                .filter(|i| i.call != "respondStart")
+                .cloned()
+                .collect(),
+        };
+        assert_eq!(
+            inputs(none.after_last_respond(order(&[3, 0, 1, 2]))),
+            [3, 0, 1, 2]
+        );
     }
 }
