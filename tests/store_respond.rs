@@ -63,6 +63,18 @@ fn event(message: Message, action: Option<PendingAction>, sequence: u64) -> Mess
     }
 }
 
+/// Turn `id`, started (and created) at second `at`.
+fn turn(id: &str, completed: bool, at: u32) -> Turn {
+    Turn {
+        id: id.into(),
+        completed,
+        started_at: ts(at),
+        created_at: ts(at),
+        updated_at: None,
+        flags: TurnFlags::default(),
+    }
+}
+
 /// A session waiting on bundle `p1` (one question), its rows loaded, projected at sequence 5.
 fn waiting() -> Store {
     let mut store = Store::new();
@@ -80,17 +92,7 @@ fn waiting() -> Store {
             }],
         )
         .unwrap();
-    store.apply_turn_list(
-        S,
-        vec![Turn {
-            id: "t1".into(),
-            completed: false,
-            started_at: ts(1),
-            created_at: ts(1),
-            updated_at: None,
-            flags: TurnFlags::default(),
-        }],
-    );
+    store.apply_turn_list(S, vec![turn("t1", false, 1)]);
     store.apply_message_page(S, &[question("q1", "p1", RequestStatus::Pending, 2, 2)]);
     store
 }
@@ -589,14 +591,6 @@ fn regression_a_settled_bundle_of_a_left_turn_leaves_the_later_projections_decid
     assert_eq!(store.session_pending_action(S).0, Some(None));
     // The server had moved on: t1 completed, t2 open, and a newer projection says a question
     // waits (its rows not loaded yet); p1's rows stay pending.
-    let turn = |id: &str, completed: bool, at: u32| Turn {
-        id: id.into(),
-        completed,
-        started_at: ts(at),
-        created_at: ts(at),
-        updated_at: None,
-        flags: TurnFlags::default(),
-    };
     store.apply_turn_list(S, vec![turn("t1", true, 1), turn("t2", false, 10)]);
     store.apply_session_event(&Session {
         id: S.into(),

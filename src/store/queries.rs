@@ -17,7 +17,7 @@ use crate::rules::knowledge::{self, Knowledge, SessionInputs, TaskInputs};
 use crate::rules::model::{MessageRecord, PendingAction, RequestStatus};
 use crate::rules::owner::{resolve_owner, Owner, TaskMark};
 use crate::rules::pending::{effective_task_pending_action, task_pending_action};
-use crate::rules::turn::{current_turn, CurrentTurn};
+use crate::rules::turn::CurrentTurn;
 
 /// What discovery found in a session ([`ProjectionStore::discover`]).
 pub(super) struct Discovery<'a> {
@@ -61,13 +61,7 @@ pub struct BlockedPermission<'a> {
 
 impl<P: Clone> ProjectionStore<P> {
     pub(super) fn current_turn_of(entry: &SessionEntry) -> (CurrentTurn<&str>, Reason) {
-        let (current, why) = entry.current.get().unwrap_or_else(|| {
-            let computed = current_turn(entry.turns.as_deref(), entry.state, |turn| {
-                entry.messages.references(turn)
-            });
-            entry.current.set(Some(computed));
-            computed
-        });
+        let (current, why) = entry.current_turn();
         let id = current.map(|i| {
             entry
                 .turns

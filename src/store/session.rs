@@ -12,12 +12,10 @@ use crate::rules::action::{session_action_source, ActionSource};
 use crate::rules::knowledge::SessionInputs;
 use crate::rules::model::{MessageKind, PendingAction, SessionRecord, SessionState, Turn};
 use crate::rules::order::session_field_applies;
-use crate::rules::pending::{
-    session_pending_action_with, session_pending_read, PendingRead, SessionActionReason,
-};
+use crate::rules::pending::{session_pending_action_with, SessionActionReason};
 use crate::rules::revision::{can_replace, merge_projection, PendingProjection};
 use crate::rules::time::Timestamp;
-use crate::rules::turn::{CurrentTurn, TurnReason};
+use crate::rules::turn::{current_turn, CurrentTurn, TurnReason};
 
 /// What an input did to one of the session's own fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -282,6 +280,18 @@ impl SessionEntry {
         })
     }
 
+    /// The session's current turn (SPEC §2), as an index into its turns: computed once per
+    /// change of what it reads (`current` is cleared with the turns, the state and the messages).
+    pub(super) fn current_turn(&self) -> (CurrentTurn<usize>, TurnReason) {
+        self.current.get().unwrap_or_else(|| {
+            let computed = current_turn(self.turns.as_deref(), self.state, |turn| {
+                self.messages.references(turn)
+            });
+            self.current.set(Some(computed));
+            computed
+        })
+    }
+
     /// Whether the session's settled bundles make its rows, not its held projection, decide its
     /// pending action ([`session_action_source`]).
     pub(super) fn rows_decide(&self) -> bool {
@@ -290,12 +300,16 @@ impl SessionEntry {
         }
         // The current turn's request rows; `None` while the turn history is unknown (then every
         // settled bundle counts as the current turn's, as when it settled).
-        let current = match session_pending_read(self.state, self.turns.as_deref(), |turn| {
-            self.messages.references(turn)
-        }) {
-            PendingRead::Turn(turn) => Some(self.messages.turn_requests(turn)),
-            PendingRead::Decided(SessionActionReason::TurnHistoryUnknown) => None,
-            PendingRead::Decided(_) => Some(Vec::new()),
+        let current = match self.current_turn().0 {
+            CurrentTurn::Turn(i) => Some(
+                self.turns
+                    .as_ref()
+                    .and_then(|t| t.get(i))
+                    .map(|t| self.messages.turn_requests(&t.id))
+                    .unwrap_or_default(),
+            ),
+            CurrentTurn::Unknown => None,
+            CurrentTurn::None => Some(Vec::new()),
         };
         self.settled.iter().any(|s| {
             let in_current = current.as_ref().is_none_or(|rows| {
