@@ -1,16 +1,18 @@
 // Declarations of `task-projection/connect` (js/connect.js).
-import type { FrameOutcome } from './task_projection.js';
+import type { FrameOutcome, Inbox, StreamPosition, WireInboxPage } from './task_projection.js';
 
 /** What `connect` asks the app to fetch again. */
 export interface RefetchRequest {
   /** `"all"`: the task list, the open task's sessions, the open session's turns and messages
    * (a connection's `server.hello` that did not resume the stream); `"sessions"`: one task's
-   * session list. */
-  what: 'all' | 'sessions';
+   * session list; `"inbox"`: the workspace's inbox page (option `inbox`; `readInbox` reads it). */
+  what: 'all' | 'sessions' | 'inbox';
   /** For `"sessions"`. */
   taskId?: string | null;
-  /** The frame outcome's reason, e.g. `"new_epoch"` (a restarted server). */
-  reason: FrameOutcome['reason'];
+  /** For `"inbox"`. */
+  workspaceId?: string;
+  /** The frame outcome's reason, e.g. `"new_epoch"` (a restarted server), or the inbox's (`Inbox['reason']`). */
+  reason: FrameOutcome['reason'] | Inbox['reason'];
 }
 
 /** Where a connection stands: opening a socket, open, waiting before the next attempt (after a
@@ -50,6 +52,8 @@ export interface ConnectOptions {
   setTimeout?: (f: () => void, ms: number) => unknown;
   clearTimeout?: (handle: unknown) => void;
   random?: () => number;
+  /** The workspace inbox to keep read (SPEC §14): `refetch({ what: "inbox", workspaceId, reason })` whenever the store says its inbox must be read again; one read at a time. */
+  inbox?: { workspaceId: string };
 }
 
 /** The part of a WebSocket `connect` uses. */
@@ -147,3 +151,22 @@ export interface RespondSink {
  * `permission_expired`).
  */
 export function respond(store: RespondSink, options: RespondOptions): Promise<RespondResult>;
+
+/** The part of a store `readInbox` uses. */
+export interface InboxSink {
+  applyInboxPage(workspaceId: string, page: WireInboxPage, at?: StreamPosition | null): void;
+  inboxReadFailed(workspaceId: string, at?: StreamPosition | null): void;
+  streamPosition?(): StreamPosition | null;
+}
+
+/**
+ * Reads the workspace's inbox page (`GET <baseUrl>/api/v1/clarification-inbox?workspace_id=`,
+ * with the requester's cookie) into `store` (SPEC §14). A failed read (network, non-2xx, not JSON)
+ * is `inboxReadFailed` and resolves `{ ok: false, error }`; a page the store refuses rejects with
+ * its `TaskProjectionError` (nothing changed).
+ */
+export function readInbox(
+  store: InboxSink,
+  workspaceId: string,
+  options?: { baseUrl?: string; limit?: number; fetch?: typeof fetch },
+): Promise<{ ok: boolean; error: unknown }>;

@@ -55,6 +55,12 @@ function resumeUrl(url, since, stream) {
  * status (`"connecting"` at first; `"closed"` only after `close()`, as a dropped connection goes on
  * to `"waiting"` at once), and `subscribe(listener)` calls `listener(status, detail)` with every
  * status after `onStatus` (the devtools panel shows it), returning the function that stops it.
+ *
+ * `inbox: { workspaceId }` (SPEC §14): whenever the store says its inbox must be read again
+ * (`store.inbox(workspaceId).reread`: not read yet, a session moved in a way it cannot place, a
+ * truncated page lost a row, a snooze ended), `refetch({ what: "inbox", workspaceId, reason })`
+ * is called, one at a time (`readInbox` does the read); checked at the start, after every frame,
+ * after each such read that changed the store, and when the earliest snooze ends.
  */
 export function connect(url, store, options) {
   if (typeof url !== 'string' && !(url instanceof URL)) throw misuse('url', 'expected a string or URL');
@@ -74,6 +80,11 @@ export function connect(url, store, options) {
   const later = o.setTimeout ?? globalThis.setTimeout;
   const cancel = o.clearTimeout ?? globalThis.clearTimeout;
   const random = o.random ?? Math.random;
+  const inbox = o.inbox;
+  if (inbox !== undefined && (inbox === null || typeof inbox !== 'object' || typeof inbox.workspaceId !== 'string' || typeof store.inbox !== 'function')) {
+    throw misuse('options.inbox', 'expected { workspaceId } (a string) and a store with inbox()');
+  }
+  const workspaceId = inbox === undefined ? null : inbox.workspaceId;
 
   let socket = null;
   let timer = null;
@@ -147,6 +158,52 @@ export function connect(url, store, options) {
       });
     } catch (error) {
       settled(false);
+      fail(error);
+    }
+  };
+  // The inbox: a read in flight, and the timer of the earliest snooze's end.
+  let inboxReading = false;
+  let snoozeTimer = null;
+  let snoozeAt = null;
+  const version = () => (typeof store.version === 'function' ? store.version() : NaN);
+  /** Asks for an inbox read when the store says so (and none is in flight). */
+  const checkInbox = () => {
+    if (workspaceId === null || stopped || inboxReading) return;
+    let answer;
+    try {
+      answer = store.inbox(workspaceId);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    const end = answer.nextSnoozeExpiry;
+    if (end !== snoozeAt) {
+      snoozeAt = end;
+      if (snoozeTimer !== null) cancel(snoozeTimer);
+      snoozeTimer = null;
+      const ms = end === null ? NaN : Date.parse(end) - Date.now();
+      if (Number.isFinite(ms)) {
+        snoozeTimer = later(() => {
+          snoozeTimer = null;
+          checkInbox();
+        }, Math.min(Math.max(ms, 0), 2 ** 31 - 1));
+      }
+    }
+    if (!answer.reread) return;
+    inboxReading = true;
+    const before = version();
+    const done = () => {
+      inboxReading = false;
+      // Again only when the read changed the store (no loop over a read that applied nothing).
+      if (version() !== before) checkInbox();
+    };
+    try {
+      Promise.resolve(o.refetch({ what: 'inbox', workspaceId, reason: answer.reason })).then(done, (error) => {
+        inboxReading = false;
+        fail(error);
+      });
+    } catch (error) {
+      inboxReading = false;
       fail(error);
     }
   };
@@ -230,6 +287,7 @@ export function connect(url, store, options) {
       }
       if (outcome.refetch === 'all') ask({ what: 'all', reason: outcome.reason });
       else if (outcome.refetch === 'sessions') ask({ what: 'sessions', taskId: outcome.taskId, reason: outcome.reason });
+      checkInbox();
     };
     s.onclose = (event) => {
       unguard();
@@ -250,6 +308,7 @@ export function connect(url, store, options) {
   }
 
   open();
+  checkInbox();
   return Object.freeze({
     /** Stops: closes the socket (code 1000) and reconnects no more. */
     close() {
@@ -259,6 +318,8 @@ export function connect(url, store, options) {
       timer = null;
       if (guard !== null) cancel(guard);
       guard = null;
+      if (snoozeTimer !== null) cancel(snoozeTimer);
+      snoozeTimer = null;
       const s = socket;
       socket = null;
       if (s) {
@@ -293,3 +354,33 @@ export function connect(url, store, options) {
 
 // The user's answer (SPEC §13): js/respond.js (no wasm, no read.js: react.js imports it too).
 export { respond, permissionBody } from './respond.js';
+
+/**
+ * Reads the workspace's inbox page (`GET <baseUrl>/api/v1/clarification-inbox?workspace_id=`,
+ * with the requester's cookie) into `store` (SPEC §14): `applyInboxPage`, placed at the store's
+ * `streamPosition()` when the read began for a server whose page names no place; a failed read
+ * (network, non-2xx, a body that is not JSON) is `inboxReadFailed` and resolves `{ ok: false,
+ * error }`; a page the store refuses (malformed) rejects with its typed error (the store
+ * changed nothing). Options: `baseUrl` (default `""`, same origin), `limit`, `fetch`.
+ */
+export async function readInbox(store, workspaceId, options) {
+  if (store === null || typeof store !== 'object' || typeof store.applyInboxPage !== 'function') throw misuse('store', 'expected a ProjectionStore');
+  if (typeof workspaceId !== 'string' || workspaceId === '') throw misuse('workspaceId', 'expected a non-empty string');
+  const o = options ?? {};
+  const fetcher = o.fetch ?? globalThis.fetch;
+  if (typeof fetcher !== 'function') throw misuse('options.fetch', 'no fetch in this environment: pass one');
+  const base = typeof o.baseUrl === 'string' ? o.baseUrl.replace(/\/+$/, '') : '';
+  const limit = Number.isSafeInteger(o.limit) && o.limit > 0 ? `&limit=${o.limit}` : '';
+  const at = typeof store.streamPosition === 'function' ? store.streamPosition() : null;
+  let page;
+  try {
+    const response = await fetcher(`${base}/api/v1/clarification-inbox?workspace_id=${encodeURIComponent(workspaceId)}${limit}`, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+    if (!response.ok) throw new Error(`inbox read: HTTP ${response.status}`);
+    page = await response.json();
+  } catch (error) {
+    store.inboxReadFailed(workspaceId, at);
+    return { ok: false, error };
+  }
+  store.applyInboxPage(workspaceId, page, at);
+  return { ok: true, error: null };
+}

@@ -1,6 +1,6 @@
 // Declarations of `task-projection/react` (js/react.js; storeSubscription: js/subscription.js).
 import type { ReactNode } from 'react';
-import type { PendingAction, PendingClarification, ProjectionStore, StoreSnapshot, WireStatusSummary } from './task_projection.js';
+import type { Inbox, PendingAction, PendingClarification, ProjectionStore, StoreSnapshot, WireStatusSummary } from './task_projection.js';
 
 /** The part of a `ProjectionStore` the subscription uses. */
 export interface VersionedStore {
@@ -148,3 +148,16 @@ export function usePermission(
 
 /** `store.offeredActions(sessionId)`: what the user may do in the session now. */
 export function useOfferedActions(sessionId: string): { respond: boolean; cancel: boolean; send: boolean } | undefined;
+
+/**
+ * The workspace's "needs you" inbox (`store.inbox(workspaceId)`, SPEC §14), the same object while
+ * unchanged; `undefined` while the provider answers from its `initialState`. Caught up is
+ * `state === "known" && count === 0 && !more`, and only that.
+ */
+export function useInbox(workspaceId: string): Inbox | undefined;
+
+/**
+ * The inbox's badge: `count` the rows' count when known, the boot seed's while the rows are not
+ * known yet, else `null` (show no number); `state: "error"` after a failed read.
+ */
+export function useInboxBadge(workspaceId: string): { state: Inbox['state']; count: number | null; more: boolean } | undefined;

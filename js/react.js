@@ -283,3 +283,45 @@ export function usePermission(sessionId, options) {
   const deny = useCallback((message, optionId) => answerWith(message, false, optionId), [answerWith]);
   return { permission, state, submitting, result, approve, deny, retry };
 }
+
+const sameInbox = (a, b) => {
+  if (a.reason !== b.reason || a.count !== b.count || a.more !== b.more || a.hiddenCount !== b.hiddenCount || a.nextSnoozeExpiry !== b.nextSnoozeExpiry) return false;
+  if ((a.seed === null) !== (b.seed === null) || (a.seed !== null && (a.seed.count !== b.seed.count || a.seed.hasMore !== b.seed.hasMore))) return false;
+  for (let i = 0; i < a.rows.length; i++) {
+    const x = a.rows[i];
+    const y = b.rows[i];
+    if (x.pendingId !== y.pendingId || x.sessionId !== y.sessionId || x.row !== y.row || x.createdAt !== y.createdAt) return false;
+  }
+  return true;
+};
+
+/**
+ * The workspace's "needs you" inbox (`store.inbox(workspaceId)`, SPEC §14): `{ state, reason,
+ * reread, count, rows, more, hiddenCount, nextSnoozeExpiry, seed }`, the same object while it
+ * is unchanged; `undefined` while the provider answers from its `initialState`. `count` is always
+ * `rows.length`; caught up is `state === 'known' && count === 0 && !more`, and only that.
+ */
+export function useInbox(workspaceId) {
+  return useHeld('useInbox', (s) => s.inbox(workspaceId), sameInbox);
+}
+
+const sameBadge = (a, b) => a.state === b.state && a.count === b.count && a.more === b.more;
+
+/**
+ * The inbox's badge: `{ state, count, more }`: `count` the rows' count when known, the boot
+ * seed's while the rows are not known yet (`state: 'unknown'`), else `null` (show no number);
+ * `state: 'error'` after a failed read. `undefined` while the provider answers from its
+ * `initialState`.
+ */
+export function useInboxBadge(workspaceId) {
+  return useHeld(
+    'useInboxBadge',
+    (s) => {
+      const inbox = s.inbox(workspaceId);
+      if (inbox.state === 'known') return { state: 'known', count: inbox.count, more: inbox.more };
+      if (inbox.seed !== null && inbox.state === 'unknown') return { state: 'unknown', count: inbox.seed.count, more: inbox.seed.hasMore };
+      return { state: inbox.state, count: null, more: false };
+    },
+    sameBadge,
+  );
+}

@@ -293,6 +293,23 @@ export const DEHYDRATE_OPTIONS = obj({ tasks: arr(LEAF), sessions: arr(LEAF) });
 export const HYDRATE_OPTIONS = obj({ restored: LEAF });
 /** A place in the server's event stream. */
 export const POSITION = obj({ stream: LEAF, offset: LEAF });
+/**
+ * An inbox row (`GET /api/v1/clarification-inbox`): the store keeps its own frozen copy and
+ * hands it back as `InboxRow.row`.
+ */
+export const INBOX_ROW = obj({ pending_id: LEAF, session_id: LEAF, task_id: LEAF, created_at: LEAF });
+/** An inbox page: the reference server's, or the reference client's (without `stream` / `offset`). */
+export const INBOX_PAGE = obj({
+  bundles: arr(kept(INBOX_ROW)),
+  count: LEAF,
+  hidden_count: LEAF,
+  next_snooze_expiry: LEAF,
+  next_cursor: LEAF,
+  stream: LEAF,
+  offset: LEAF,
+});
+/** The inbox's boot seed (`GET /api/v1/clarification-inbox/boot`). */
+export const INBOX_SEED = obj({ workspaceId: LEAF, count: LEAF, hasMore: LEAF, nextSnoozeExpiry: LEAF });
 
 // ---- the shapes written out (src/wire/shape.rs: `WRITTEN_OUT`, `COPIED`) ----
 //

@@ -23,7 +23,7 @@ import {
   readArg, readItems, readFrame, tape, utf8Into, taskProjectionError, typeName, assertInitialized,
   LEAF, SESSIONS, TURNS, MESSAGES, MESSAGE, MESSAGE_EVENT, MESSAGE_EVENTS, TURN_EVENT, SESSION_EVENT, SUMMARY_EVENT,
   TASK_INPUT, TASK_INPUTS, SELECTION_OPTIONS, SETTLE_OUTCOME, RESPOND_REPLY, HELLO, TASK_DELETED, SESSION_DELETED, RECORDING_OPTIONS, TAG,
-  SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION,
+  SNAPSHOT, DEHYDRATE_OPTIONS, HYDRATE_OPTIONS, POSITION, INBOX_PAGE, INBOX_SEED,
   // The codes of the fast-path calls `__applyMessage` and `__sessionQuery` (src/wire/fast.rs).
   FAST,
 } from './read.js';
@@ -282,7 +282,7 @@ const MESSAGE_FRAMES = Object.freeze({
 /** What `applyFrame` did (FrameOutcome in the declarations). */
 function frameOutcome(type, applied, reason, refetch, offset, taskId, s) {
   // A frame taken at an offset moves the store's place in the stream (src/rules/connection.rs).
-  if (s !== undefined && typeof offset === 'number') s.wasm.__frameOffset(offset);
+  if (s !== undefined && typeof offset === 'number') s.wasm.__frameOffset(offset, false);
   const out = { type, applied, reason, refetch, offset };
   if (refetch === 'sessions') out.taskId = taskId;
   return out;
@@ -311,6 +311,21 @@ const REFUSED = {
   permission_expired: 'the permission carries no request_id: it cannot be answered',
 };
 
+/**
+ * The inbox's `now` as timestamp text: a Date or epoch milliseconds converted, anything else as
+ * it is (the decoder refuses what is not a timestamp string, as it refuses an invalid time).
+ */
+function clockText(now) {
+  let ms;
+  try {
+    ms = typeof now === 'number' ? now : now instanceof Date ? Date.prototype.getTime.call(now) : undefined;
+  } catch (error) {
+    throw taskProjectionError('unreadable_value', 'now', `now: reading it threw (${error && error.message})`, error);
+  }
+  if (ms === undefined) return now;
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : ms;
+}
+
 /** While recording: the input `call` was accepted (with `result`). */
 function note(s, call, result) {
   if (s.rec !== undefined) s.rec.step(call, result);
@@ -320,6 +335,72 @@ function note(s, call, result) {
 /** A typed error for an argument that must be a function. */
 function notAFunction(name, value) {
   return taskProjectionError('invalid_type', name, `${name}: expected a function, got ${typeName(value)}`);
+}
+
+/** `applyFrame`'s routing of a frame read once (`store` the package's store, `s` its state). */
+function route(store, s, type, payload, offset) {
+  const kind = MESSAGE_FRAMES[type];
+  if (kind !== undefined) {
+    store.applyMessageEvent(kind, payload);
+    return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
+  }
+  switch (type) {
+    case 'turn.started':
+    case 'turn.completed':
+      store.applyTurnEvent(payload);
+      break;
+    case 'session.state_changed':
+      store.applySessionEvent(payload);
+      break;
+    case 'session.created': {
+      // The session joins its task's list only through the list (its order is the server's):
+      // the caller refetches it. Read once here, so the task id is known without a second read.
+      const copy = readArg(payload, SESSION_EVENT, 'payload');
+      store.applySessionEvent(copy);
+      const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
+      return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', offset, taskId, s);
+    }
+    case 'task.status_summary.updated':
+      store.applyStatusSummaryEvent(payload);
+      break;
+    case 'task.updated':
+      store.applyTaskUpdated(payload);
+      break;
+    case 'task.deleted': {
+      const copy = readArg(payload, TASK_DELETED, 'payload');
+      if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
+        throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { task_id }, got ${typeName(copy)}`);
+      }
+      store.removeTask(copy.task_id);
+      break;
+    }
+    case 'session.deleted': {
+      const copy = readArg(payload, SESSION_DELETED, 'payload');
+      if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
+        throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { session_id }, got ${typeName(copy)}`);
+      }
+      store.removeSession(copy.session_id);
+      break;
+    }
+    case 'server.hello': {
+      // Read once into a copy: the wasm decoder validates it (and the rule reads `epoch` and
+      // `resumed`); the outcome reports the copy's `stream` and `offset` (the offset of the
+      // last event published before this connection).
+      const copy = readArg(payload, HELLO, 'payload');
+      one(copy, HELLO, 'payload', s);
+      const refetch = s.wasm.__hello();
+      note(s, 'applyFrame');
+      changed(s); // a hello confirms restored state (`restored()`)
+      const out = frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null, typeof copy.offset === 'number' ? copy.offset + 0 : null);
+      out.stream = typeof copy.stream === 'string' ? copy.stream : null;
+      return out;
+    }
+    case 'task.stalled':
+      return frameOutcome(type, false, 'not_stored', null, offset, undefined, s);
+    default:
+      return frameOutcome(type, false, 'unknown_frame_type', null, offset, undefined, s);
+  }
+  return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
 }
 
 export class ProjectionStore {
@@ -334,6 +415,8 @@ export class ProjectionStore {
       listeners: [],
       scheduled: false,
       freed: false,
+      // The rows of the inbox page the store holds (its own copies; the store names them by index).
+      inboxRows: [],
       // The fast path is on; tests turn it off to compare it with the wasm decoder.
       fast: true,
       // The recording in progress (startRecording), or undefined.
@@ -536,68 +619,14 @@ export class ProjectionStore {
   applyFrame(frame) {
     const s = live(this);
     const { type, payload, offset } = readFrame(frame);
-    const kind = MESSAGE_FRAMES[type];
-    if (kind !== undefined) {
-      this.applyMessageEvent(kind, payload);
-      return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
+    // The frame begins: the sessions it changes take its offset (the inbox, SPEC §14); after a
+    // throw, the next input is no frame.
+    s.wasm.__frameOffset(typeof offset === 'number' ? offset : -1, true);
+    try {
+      return route(this, s, type, payload, offset);
+    } finally {
+      if (s.wasm !== undefined) s.wasm.__frameOffset(-1, true);
     }
-    switch (type) {
-      case 'turn.started':
-      case 'turn.completed':
-        this.applyTurnEvent(payload);
-        break;
-      case 'session.state_changed':
-        this.applySessionEvent(payload);
-        break;
-      case 'session.created': {
-        // The session joins its task's list only through the list (its order is the server's):
-        // the caller refetches it. Read once here, so the task id is known without a second read.
-        const copy = readArg(payload, SESSION_EVENT, 'payload');
-        this.applySessionEvent(copy);
-        const taskId = typeof copy.task_id === 'string' ? copy.task_id : null;
-        return frameOutcome(type, true, s.wasm.lastReason(), 'sessions', offset, taskId, s);
-      }
-      case 'task.status_summary.updated':
-        this.applyStatusSummaryEvent(payload);
-        break;
-      case 'task.updated':
-        this.applyTaskUpdated(payload);
-        break;
-      case 'task.deleted': {
-        const copy = readArg(payload, TASK_DELETED, 'payload');
-        if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
-          throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { task_id }, got ${typeName(copy)}`);
-        }
-        this.removeTask(copy.task_id);
-        break;
-      }
-      case 'session.deleted': {
-        const copy = readArg(payload, SESSION_DELETED, 'payload');
-        if (typeof copy !== 'object' || copy === null || Array.isArray(copy)) {
-          throw taskProjectionError('invalid_type', 'payload', `payload: expected an object { session_id }, got ${typeName(copy)}`);
-        }
-        this.removeSession(copy.session_id);
-        break;
-      }
-      case 'server.hello': {
-        // Read once into a copy: the wasm decoder validates it (and the rule reads `epoch` and
-        // `resumed`); the outcome reports the copy's `stream` and `offset` (the offset of the
-        // last event published before this connection).
-        const copy = readArg(payload, HELLO, 'payload');
-        one(copy, HELLO, 'payload', s);
-        const refetch = s.wasm.__hello();
-        note(s, 'applyFrame');
-        changed(s); // a hello confirms restored state (`restored()`)
-        const out = frameOutcome(type, true, s.wasm.lastReason(), refetch ? 'all' : null, typeof copy.offset === 'number' ? copy.offset + 0 : null);
-        out.stream = typeof copy.stream === 'string' ? copy.stream : null;
-        return out;
-      }
-      case 'task.stalled':
-        return frameOutcome(type, false, 'not_stored', null, offset, undefined, s);
-      default:
-        return frameOutcome(type, false, 'unknown_frame_type', null, offset, undefined, s);
-    }
-    return frameOutcome(type, true, s.wasm.lastReason(), null, offset, undefined, s);
   }
 
   // ---- snapshots (SPEC §12) ------------------------------------------------------------------
@@ -668,6 +697,54 @@ export class ProjectionStore {
     // Not recorded: a trace holds what decides answers, and the stream position decides none.
     one(position, POSITION, 'position');
     s.wasm.applyStreamPosition();
+  }
+
+  // ---- the workspace inbox (SPEC §14) --------------------------------------------------------
+  // In the development build only, for now (the production wasm may not grow: docs/package.md).
+  // Not recorded in a trace. The store names a page's rows by index; this keeps their copies.
+
+  applyInboxPage(workspaceId, page, at) {
+    const s = development(this, 'applyInboxPage');
+    const rows = send(tape().arg(workspaceId, LEAF, 'workspaceId').arg(page, INBOX_PAGE, 'page').arg(at, POSITION, 'at'));
+    s.wasm.__inbox(0);
+    if (s.wasm.lastReason() === 'applied') s.inboxRows = rows;
+    changed(s);
+  }
+
+  applyInboxSeed(seed) {
+    const s = development(this, 'applyInboxSeed');
+    one(seed, INBOX_SEED, 'seed');
+    s.wasm.__inbox(1);
+    changed(s);
+  }
+
+  inboxReadFailed(workspaceId, at) {
+    const s = development(this, 'inboxReadFailed');
+    two(workspaceId, LEAF, 'workspaceId', at, POSITION, 'at');
+    s.wasm.__inbox(2);
+    changed(s);
+  }
+
+  inbox(workspaceId, now) {
+    const s = development(this, 'inbox');
+    two(workspaceId, LEAF, 'workspaceId', clockText(now === undefined ? Date.now() : now), LEAF, 'now');
+    const a = s.wasm.__inbox(3);
+    const rows = [];
+    for (let i = 7; i < a.length; i++) {
+      if (a[i] >= 0) {
+        const row = s.inboxRows[a[i]];
+        rows.push({ pendingId: row.pending_id, sessionId: row.session_id, taskId: row.task_id, createdAt: row.created_at, row });
+      } else {
+        rows.push({ pendingId: a[i + 1], sessionId: a[i + 2], taskId: a[i + 3], createdAt: a[i + 4], row: null });
+        i += 4;
+      }
+    }
+    const reason = a[0];
+    return {
+      state: reason === 'inbox_known' ? 'known' : reason === 'inbox_read_failed' ? 'error' : 'unknown',
+      reason, reread: a[1], count: rows.length, rows, more: a[2], hiddenCount: a[3], nextSnoozeExpiry: a[4],
+      seed: a[5] < 0 ? null : { count: a[5], hasMore: a[6] },
+    };
   }
 
   // ---- selection ----------------------------------------------------------------------------

@@ -120,7 +120,8 @@ if [ -z "${SETUP_FAILED:-}" ]; then
       --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=./scripts/node-test-counts.mjs --test-reporter-destination="$DEVELOPMENT_COUNTS" \
       tests/js/store.node.test.mjs tests/js/store.convergence.test.mjs tests/js/hostile.test.mjs \
-      tests/js/store.snapshot.test.mjs tests/js/store.api.test.mjs tests/js/store.sound.test.mjs tests/js/store.respond.test.mjs || true
+      tests/js/store.snapshot.test.mjs tests/js/store.api.test.mjs tests/js/store.sound.test.mjs tests/js/store.respond.test.mjs \
+      tests/js/store.inbox.test.mjs tests/js/ported-inbox-slice.test.mjs || true
     # Other engines (tests/engines/, W3C WebDriver): the store and rules pages against every
     # browser entry of pkg/ in WebKit (WebKitGTK's MiniBrowser under Xvfb, WebKitWebDriver) and
     # Gecko (headless Firefox ESR, geckodriver), the demo at 390x844 in WebKit against the real

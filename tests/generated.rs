@@ -678,6 +678,7 @@ fn decoder_keys() -> BTreeSet<String> {
         "src/wire/api.rs",
         "src/wire/snapshot.rs",
         "src/wire/store_api.rs",
+        "src/wire/inbox.rs",
         "src/trace.rs",
     ] {
         let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))

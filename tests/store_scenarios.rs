@@ -50,6 +50,7 @@ fn answer_json(answer: Answer<'_, Value>) -> Option<Value> {
         Answer::Permission(blocked) => blocked.map(|b| json!(b)),
         Answer::Summary(summary) => summary.map(|s| s.cloned().unwrap_or(Value::Null)),
         Answer::Owner(owner) => owner.map(|o| json!(o.unwrap_or_default())),
+        Answer::Inbox(inbox) => Some(store_common::inbox_json(&inbox)),
     }
 }
 

@@ -703,6 +703,72 @@ fn respond_call(g: &mut Gen<'_>) -> (&'static str, Vec<Option<Value>>) {
     ("respondReply", vec![attempt, Some(reply)])
 }
 
+/// The workspace inbox (SPEC §14): a page (rows over the ids, duplicated, truncated, placed or
+/// not, malformed now and then), the boot seed, a failed read, the answer.
+fn inbox_call(g: &mut Gen<'_>) -> (&'static str, Vec<Option<Value>>) {
+    let workspace = if g.b.one_in(8) {
+        Some(g.wild(1))
+    } else {
+        Some(json!("w0"))
+    };
+    let at = |g: &mut Gen<'_>| match g.b.below(4) {
+        0 => None,
+        1 => Some(g.wild(1)),
+        _ => Some(json!({"stream": "st", "offset": g.b.below(12)})),
+    };
+    match g.b.below(6) {
+        0 => {
+            let seed =
+                json!({"workspaceId": "w0", "count": g.b.below(5), "hasMore": g.b.one_in(2)});
+            ("applyInboxSeed", vec![Some(seed)])
+        }
+        1 => ("inboxReadFailed", vec![workspace, at(g)]),
+        2 => ("inbox", vec![workspace, g.time()]),
+        _ => {
+            let mut rows = Vec::new();
+            for _ in 0..g.b.below(4) {
+                let mut row = Map::new();
+                for (key, value) in [
+                    ("pending_id", g.id(&PENDING)),
+                    ("session_id", g.id(&SESSIONS)),
+                    ("task_id", g.id(&TASKS)),
+                    ("created_at", g.time()),
+                ] {
+                    if let Some(value) = value {
+                        row.insert(key.into(), value);
+                    }
+                }
+                if g.b.one_in(4) {
+                    row.insert("messages".into(), g.wild(2));
+                }
+                rows.push(Value::Object(row));
+            }
+            let mut page = json!({"bundles": rows, "hidden_count": g.b.below(3)});
+            if !g.b.one_in(3) {
+                page["count"] = json!(rows_len(&page));
+            }
+            if g.b.one_in(3) {
+                page["next_cursor"] = json!("c");
+            }
+            if g.b.one_in(4) {
+                page["next_snooze_expiry"] = g.time().unwrap_or(Value::Null);
+            }
+            if !g.b.one_in(3) {
+                page["stream"] = json!("st");
+                page["offset"] = json!(g.b.below(12));
+            }
+            if g.b.one_in(10) {
+                page = g.wild(2);
+            }
+            ("applyInboxPage", vec![workspace, Some(page), at(g)])
+        }
+    }
+}
+
+fn rows_len(page: &Value) -> usize {
+    page["bundles"].as_array().map_or(0, Vec::len)
+}
+
 /// The calls the bytes spell: one op byte, then its arguments; now and then one argument is
 /// replaced by a malformed value.
 fn binary_calls(data: &[u8]) -> Vec<Call> {
@@ -809,6 +875,7 @@ fn binary_calls(data: &[u8]) -> Vec<Call> {
                 ("setActiveTask", vec![task])
             }
             15 if g.b.one_in(3) => respond_call(&mut g),
+            15 if g.b.one_in(2) => inbox_call(&mut g),
             _ => {
                 let queries = [
                     "sessionPendingAction",
@@ -1035,6 +1102,10 @@ fn roots(name: &str) -> &'static [&'static str] {
         "pendingOwner" => &["taskId", "preferredSessionId"],
         "respondStart" => &["sessionId", "pendingId", "kind"],
         "respondReply" => &["attempt", "reply"],
+        "applyInboxPage" => &["workspaceId", "page", "at"],
+        "applyInboxSeed" => &["seed"],
+        "inboxReadFailed" => &["workspaceId", "at"],
+        "inbox" => &["workspaceId", "now"],
         "sessionPendingAction"
         | "currentTurnId"
         | "pendingClarification"
@@ -1151,7 +1222,15 @@ fn apply(
     args: &[Option<Value>],
     ticket: Option<String>,
 ) -> Result<(Option<Reason>, Option<u64>), WireError> {
-    let respond = matches!(name, "respondStart" | "respondReply");
+    let respond = matches!(
+        name,
+        "respondStart"
+            | "respondReply"
+            | "applyInboxPage"
+            | "applyInboxSeed"
+            | "inboxReadFailed"
+            | "inbox"
+    );
     if !api::INPUTS.contains(&name) && !api::QUERIES.contains(&name) && !respond {
         return Ok((None, None));
     }

@@ -55,19 +55,7 @@ pub fn bundle_created_at<'m, M: MessageRecord>(
         .min()
 }
 
-/// One inbox candidate: what orders it and names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RowKey {
-    pub created_at: Timestamp,
-    pub pending_id: String,
-}
-
-/// The inbox order: `created_at` (timestamp order), then `pending_id`.
-pub fn row_order(a: &RowKey, b: &RowKey) -> Ordering {
-    a.created_at
-        .cmp(&b.created_at)
-        .then_with(|| a.pending_id.cmp(&b.pending_id))
-}
+pub use super::workspace::{row_order, RowKey};
 
 /// Why a query or a write is refused (400).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

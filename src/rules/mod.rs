@@ -17,6 +17,7 @@
 //! | `stall` | §9 stall detection and orphan healing (feature `server`) |
 //! | [`lifecycle`] | §10 workflow profile-session lifecycle |
 //! | [`knowledge`] | §11 what the client knows: which inputs make each answer known |
+//! | [`workspace`] | §14 the workspace's "needs you" inbox on the client: which page is held, where each row comes from, whether it is known |
 //! | [`connection`] | docs/server-api.md: what a connection's `server.hello` means for held state |
 
 pub mod action;
@@ -38,3 +39,4 @@ pub mod stall;
 pub mod summary;
 pub mod time;
 pub mod turn;
+pub mod workspace;

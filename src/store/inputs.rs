@@ -106,10 +106,12 @@ pub struct Bundle<'a> {
 pub struct Changes {
     pub tasks: Vec<String>,
     pub sessions: Vec<String>,
+    /// The inbox took a page, a seed or a failed read (SPEC §14).
+    pub inbox: bool,
 }
 
 impl Changes {
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty() && self.sessions.is_empty()
+        self.tasks.is_empty() && self.sessions.is_empty() && !self.inbox
     }
 }

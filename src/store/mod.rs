@@ -15,6 +15,7 @@ mod action;
 mod apply;
 mod arena;
 pub mod explain;
+mod inbox;
 /// The id hash, at the crate root since the rules use it too (`crate::store::hash` stays its
 /// path for the store and its binding).
 pub(crate) use crate::hash;
@@ -39,6 +40,7 @@ use crate::rules::connection;
 use hash::{HashMap, IdMap};
 
 pub use action::{AttemptState, Replied, Settled, Started};
+pub use inbox::{AnswerRow, InboxAnswer, InboxPage, InboxRow, InboxSeed};
 pub use inputs::{
     Bundle, Changes, MessageEvent, MessageEventKind, Navigation, SelectionLoad, SelectionTicket,
     TaskInput, TurnEvent,
@@ -106,6 +108,14 @@ pub struct ProjectionStore<P> {
     /// belongs to the page that sent it).
     attempts: Vec<action::Attempt>,
     next_attempt: u64,
+    /// The workspace's inbox (SPEC §14; not part of a snapshot).
+    inbox: Option<Box<inbox::Inbox>>,
+    /// The inbox changed since the last [`Self::take_changes`].
+    changed_inbox: bool,
+    /// How many frames were taken (a boot seed holds until the next).
+    frames: u64,
+    /// The offset of the frame being applied (0: none): the sessions it changes take it.
+    frame_at: u64,
 }
 
 impl<P> Default for ProjectionStore<P> {
@@ -131,6 +141,10 @@ impl<P> Default for ProjectionStore<P> {
             restored: false,
             attempts: Vec::new(),
             next_attempt: 0,
+            inbox: None,
+            changed_inbox: false,
+            frames: 0,
+            frame_at: 0,
         }
     }
 }
@@ -174,7 +188,7 @@ impl<P: Clone> ProjectionStore<P> {
         let held = self.held_position();
         let position =
             connection::position_after_hello(held, stream.map(Box::from), offset, resumed);
-        self.position = position.map(|p| (p.stream, p.offset));
+        self.set_position(position);
         self.confirm_restored();
         hello
     }
@@ -207,8 +221,29 @@ impl<P: Clone> ProjectionStore<P> {
             .map(|(stream, offset)| connection::Position { stream, offset })
     }
 
+    /// The stream position moves; offsets of another stream than the new one mean nothing in
+    /// it, so the sessions' are forgotten (each counts as changed by no frame).
+    fn set_position(&mut self, position: Option<connection::Position<Box<str>>>) {
+        let position = position.map(|p| (p.stream, p.offset));
+        #[cfg(feature = "inbox")]
+        if position.as_ref().map(|p| &p.0) != self.position.as_ref().map(|p| &p.0) {
+            for entry in self.sessions.values_mut() {
+                entry.offset = 0;
+            }
+        }
+        self.position = position;
+    }
+
+    /// The frame at `offset` of the stream begins (`None`: an input that is no frame): every
+    /// session it changes remembers the offset (the inbox places its page by it, SPEC §14).
+    pub fn begin_frame(&mut self, offset: Option<u64>) {
+        self.frame_at = offset.unwrap_or(0);
+    }
+
     /// A frame at `offset` of the stream was taken ([`connection::position_after_frame`]).
     pub fn apply_frame_offset(&mut self, offset: u64) {
+        self.frame_at = 0;
+        self.frames = self.frames.wrapping_add(1);
         if let Some((_, held)) = &mut self.position {
             let at = connection::Position {
                 stream: (),
@@ -225,7 +260,7 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn apply_stream_position(&mut self, stream: &str, offset: u64) {
         let position =
             connection::position_after_rest(self.held_position(), Box::from(stream), offset);
-        self.position = position.map(|p| (p.stream, p.offset));
+        self.set_position(position);
     }
 
     /// Where the state held stands in the server's event stream: its stream and offset.
@@ -256,6 +291,7 @@ impl<P: Clone> ProjectionStore<P> {
                 .map(|(id, _)| String::from(id))
                 .collect(),
             sessions: self.changed_sessions.take(),
+            inbox: std::mem::take(&mut self.changed_inbox),
         }
     }
 
@@ -274,13 +310,14 @@ impl<P: Clone> ProjectionStore<P> {
 
     /// Forgets the recorded changes (nobody is listening).
     pub fn clear_changes(&mut self) {
+        self.changed_inbox = false;
         self.changed_tasks.clear();
         self.changed_sessions.clear();
     }
 
     /// Whether changes are waiting for [`Self::take_changes`].
     pub fn has_changes(&self) -> bool {
-        !self.changed_tasks.is_empty() || !self.changed_sessions.is_empty()
+        self.changed_inbox || !self.changed_tasks.is_empty() || !self.changed_sessions.is_empty()
     }
 
     fn bump(&mut self) -> u64 {
@@ -306,6 +343,10 @@ impl<P: Clone> ProjectionStore<P> {
         };
         if track {
             self.changed_sessions.record(id, entry);
+        }
+        #[cfg(feature = "inbox")]
+        {
+            entry.offset = entry.offset.max(self.frame_at);
         }
         entry.version = version;
         if discovery {

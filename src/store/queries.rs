@@ -17,6 +17,7 @@ use crate::rules::knowledge::{self, Knowledge, SessionInputs, TaskInputs};
 use crate::rules::model::{MessageRecord, PendingAction, RequestStatus};
 use crate::rules::owner::{resolve_owner, Owner, TaskMark};
 use crate::rules::pending::{effective_task_pending_action, task_pending_action};
+use crate::rules::time::Timestamp;
 use crate::rules::turn::CurrentTurn;
 
 /// What discovery found in a session ([`ProjectionStore::discover`]).
@@ -207,6 +208,30 @@ impl<P: Clone> ProjectionStore<P> {
         };
         let discovery = Self::discover(entry);
         (Some(discovery.bundle()), discovery.reason)
+    }
+
+    /// The active bundle's `pending_id` and when it was asked (its first member's `created_at`),
+    /// for the inbox (SPEC §14); `None` while unknown, `Some(None)` for none (or a bundle no
+    /// `pending_id` names).
+    pub(super) fn live_bundle(&self, session_id: &str) -> Option<Option<(&str, Timestamp)>> {
+        let entry = match self.known_session(session_id, knowledge::session_discovery, None) {
+            Ok(entry) => entry,
+            Err((answer, _)) => return answer,
+        };
+        let discovery = Self::discover(entry);
+        if discovery.reason != Reason::ActiveBundle {
+            return Some(None);
+        }
+        let request = discovery.request.and_then(|i| discovery.candidates.get(i));
+        let first = discovery
+            .members
+            .first()
+            .and_then(|&i| discovery.candidates.get(i));
+        Some(
+            request
+                .and_then(|r| r.pending_id_str())
+                .zip(first.map(|m| m.created_at().clone())),
+        )
     }
 
     /// The message ids an overlay renders, hidden from the transcript (SPEC §3); `None` while

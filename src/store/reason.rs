@@ -57,6 +57,10 @@ pub enum Reason {
     TicketNotCurrent,
     /// A respond's reply that changed nothing (SPEC §13): not the current attempt's first.
     StaleReply(crate::rules::action::Stale),
+    /// An inbox page no later a read than the one held (SPEC §14): ignored.
+    InboxPageOlder,
+    /// The inbox's state (SPEC §14).
+    Inbox(crate::rules::workspace::State),
 }
 
 impl Reason {
@@ -133,6 +137,8 @@ impl Reason {
                 SettleReason::Resolved(r) => owner_code(r),
             },
             Reason::TicketNotCurrent => "ticket_not_current",
+            Reason::InboxPageOlder => "inbox_page_older",
+            Reason::Inbox(state) => state.as_str(),
         }
     }
 

@@ -62,6 +62,8 @@ pub(super) struct SessionEntry {
     pub(super) listed_in: u64,
     /// The bundles the user's replies settled (SPEC §13), oldest first.
     pub(super) settled: Vec<super::Settled>,
+    /// The offset of the last frame that changed the session (0: none), in the store's stream.
+    pub(super) offset: u64,
 }
 
 /// The sessions changed since the last take, each recorded once without a set: an entry

@@ -9,6 +9,8 @@ mod cache;
 #[cfg(feature = "development")]
 mod development;
 mod handles;
+#[cfg(feature = "inbox")]
+mod inbox;
 mod queries;
 
 use std::cell::{Cell, RefCell};
@@ -244,9 +246,13 @@ impl JsProjectionStore {
     // `store.js` checked). Moves the stream position (rules::connection). Not a doc comment (the
     // glue's gzip budget).
     #[wasm_bindgen(js_name = __frameOffset, skip_typescript)]
-    pub fn frame_offset(&self, offset: f64) {
-        if let Some(offset) = integral_u64(offset) {
-            self.store.borrow_mut().apply_frame_offset(offset);
+    pub fn frame_offset(&self, offset: f64, begin: bool) {
+        let offset = integral_u64(offset);
+        let mut store = self.store.borrow_mut();
+        match offset {
+            Some(offset) if !begin => store.apply_frame_offset(offset),
+            // The frame at `offset` begins (`-1`: the input now is no frame).
+            _ => store.begin_frame(offset),
         }
     }
 
@@ -514,6 +520,8 @@ impl JsProjectionStore {
             .collect();
         set(&event, "tasks", &tasks);
         set(&event, "sessions", &sessions);
+        #[cfg(feature = "inbox")]
+        set(&event, "inbox", &JsValue::from_bool(changes.inbox));
         event.into()
     }
 

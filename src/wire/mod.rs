@@ -11,6 +11,7 @@ mod decode;
 pub mod events;
 pub mod fast;
 pub mod held;
+pub mod inbox;
 mod json;
 pub mod shape;
 pub mod snapshot;

@@ -502,6 +502,54 @@ pub const RESPOND_REPLY: Shape = Shape::new(
     ],
 );
 
+// ---- the needs-you inbox (src/wire/inbox.rs, SPEC §14) -----------------------------------------
+
+pub const INBOX_ROW: Shape = Shape::new(
+    "INBOX_ROW",
+    &[
+        req("pending_id", L, "string"),
+        req("session_id", L, "string"),
+        req("task_id", L, "string"),
+        req("created_at", L, "string"),
+        opt("session_state", I, "string"),
+        opt("task_title", I, "string"),
+        opt("context", I, "string"),
+        opt("messages", I, "unknown[]"),
+    ],
+)
+.ts(Ts::Store("WireInboxRow"))
+.doc(
+    "An inbox row (`GET /api/v1/clarification-inbox`): the store keeps its own frozen copy and\n\
+     hands it back as `InboxRow.row`.",
+);
+
+pub const INBOX_PAGE: Shape = Shape::new(
+    "INBOX_PAGE",
+    &[
+        req("bundles", Node::Array(&kept(&INBOX_ROW)), "WireInboxRow[]"),
+        opt("count", L, "number"),
+        opt("hidden_count", L, "number"),
+        opt("next_snooze_expiry", L, TEXT),
+        opt("next_cursor", L, TEXT),
+        opt("stream", L, "string").doc("Where the page was read (with `offset`), as `GET /api/v1/tasks` gives it."),
+        opt("offset", L, "number"),
+    ],
+)
+.ts(Ts::Store("WireInboxPage"))
+.doc("An inbox page: the reference server's, or the reference client's (without `stream` / `offset`).");
+
+pub const INBOX_SEED: Shape = Shape::new(
+    "INBOX_SEED",
+    &[
+        req("workspaceId", L, "string"),
+        req("count", L, "number"),
+        opt("hasMore", L, "boolean"),
+        opt("nextSnoozeExpiry", L, TEXT),
+    ],
+)
+.ts(Ts::Store("WireInboxSeed"))
+.doc("The inbox's boot seed (`GET /api/v1/clarification-inbox/boot`).");
+
 // ---- snapshots (src/wire/snapshot.rs, docs/snapshot-format.md) --------------------------------
 // Rows are arrays of leaves; `answers` is not read back (the hydrated store answers from the
 // state).
@@ -657,6 +705,9 @@ pub const SCHEMAS: &[Schema] = &[
     named(&DEHYDRATE_OPTIONS),
     named(&HYDRATE_OPTIONS),
     named(&POSITION),
+    named(&INBOX_ROW),
+    named(&INBOX_PAGE),
+    named(&INBOX_SEED),
 ];
 
 /// The shapes `js/read.js` writes onto the tape by generated code (the large inputs: message,
@@ -686,6 +737,9 @@ pub const DECLARED: &[&Shape] = &[
     &TASK_INPUT,
     &SNAPSHOT,
     &POSITION,
+    &INBOX_ROW,
+    &INBOX_PAGE,
+    &INBOX_SEED,
 ];
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ pub const MAX_ELEMENTS: usize = 1 << 24;
 // Cold and not inlined: one copy of building an error, not one per place that refuses.
 #[cold]
 #[inline(never)]
-fn invalid(path: &Path<'_>, problem: &str) -> WireError {
+pub(super) fn invalid(path: &Path<'_>, problem: &str) -> WireError {
     WireError::from(WireErrorKind::InvalidValue {
         field: path.text(),
         problem: problem.into(),

@@ -137,6 +137,52 @@ pub fn apply_task_updated<W: Wire + Clone, P: Clone>(
     Ok(store.apply_task_updated(task.map_payload(payload_of)))
 }
 
+/// `applyInboxPage(workspaceId, page, at?)` (SPEC §14): an inbox page of the workspace; `at`
+/// (`{ stream, offset }`, the store's `streamPosition()` when the read began) places a page
+/// that names no place of its own. The caller keeps its rows (the store names them by index).
+pub fn apply_inbox_page<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    workspace: &W,
+    page: &W,
+    at: &W,
+) -> Result<Reason, WireError> {
+    let workspace = super::inbox::workspace(workspace)?;
+    let at = optional_position(at)?.map(|(stream, offset)| (Box::from(stream.as_ref()), offset));
+    let page = super::inbox::page(workspace, page, at)?;
+    Ok(store.apply_inbox_page(page))
+}
+
+/// `applyInboxSeed(seed)`: the badge's boot seed (SPEC §14).
+pub fn apply_inbox_seed<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    seed: &W,
+) -> Result<Reason, WireError> {
+    let (workspace, seed) = super::inbox::seed(seed)?;
+    Ok(store.apply_inbox_seed(&workspace, seed))
+}
+
+/// `inboxReadFailed(workspaceId, at?)`: a read of the inbox that began at `at` (`{ stream,
+/// offset }`) failed (SPEC §14).
+pub fn inbox_read_failed<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    workspace: &W,
+    at: &W,
+) -> Result<Reason, WireError> {
+    let workspace = super::inbox::workspace(workspace)?;
+    let at = optional_position(at)?;
+    Ok(store.inbox_read_failed(&workspace, at.as_ref().map(|(s, o)| (s.as_ref(), *o))))
+}
+
+/// The `(workspaceId, now?)` arguments of `inbox`: `now` the caller's clock, a timestamp.
+pub fn inbox_args<W: Wire>(
+    workspace: &W,
+    now: &W,
+) -> Result<(Box<str>, Option<crate::rules::time::Timestamp>), WireError> {
+    let workspace = super::inbox::workspace(workspace)?;
+    let now = decode::optional_timestamp(now, &Path::Root("now"))?;
+    Ok((workspace, now))
+}
+
 /// `removeSession(sessionId)`: the session was deleted (SPEC §5).
 pub fn remove_session<W: Wire, P: Clone>(
     store: &mut ProjectionStore<P>,
@@ -180,12 +226,18 @@ pub fn apply_hello_at<W: Wire, P: Clone>(
     ))
 }
 
-/// `applyStreamPosition({ stream, offset })`: where the REST state applied was read.
-pub fn apply_stream_position<W: Wire, P: Clone>(
-    store: &mut ProjectionStore<P>,
-    position: &W,
-) -> Result<Reason, WireError> {
-    let path = Path::Root("position");
+/// An optional `{ stream, offset }` argument `at` (the inbox's calls).
+fn optional_position<W: Wire>(at: &W) -> Result<Option<(W::Text, u64)>, WireError> {
+    if at.is_absent() {
+        Ok(None)
+    } else {
+        position(at, "at").map(Some)
+    }
+}
+
+/// A `{ stream, offset }` argument.
+fn position<W: Wire>(position: &W, name: &'static str) -> Result<(W::Text, u64), WireError> {
+    let path = Path::Root(name);
     decode::object(position, &path)?;
     let stream = decode::text(&position.get("stream"), &path.key("stream"))?;
     let offset_path = path.key("offset");
@@ -196,6 +248,15 @@ pub fn apply_stream_position<W: Wire, P: Clone>(
             got: position.get("offset").kind().name(),
         })
     })?;
+    Ok((stream, offset))
+}
+
+/// `applyStreamPosition({ stream, offset })`: where the REST state applied was read.
+pub fn apply_stream_position<W: Wire, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    position: &W,
+) -> Result<Reason, WireError> {
+    let (stream, offset) = self::position(position, "position")?;
     store.apply_stream_position(stream.as_ref(), offset);
     Ok(Reason::Applied)
 }
@@ -474,6 +535,8 @@ pub enum Answer<'s, P> {
     /// `pendingOwner`: the session to open, `Some(None)` for task-only navigation (owned: it may
     /// be the preferred session the call was given).
     Owner(Option<Option<String>>),
+    /// `inbox`: the workspace's inbox (SPEC §14).
+    Inbox(crate::store::InboxAnswer<'s>),
 }
 
 impl<P> Outcome<'_, P> {
@@ -533,6 +596,15 @@ pub fn dispatch<'s, W: Wire + Clone, P: Clone>(
         "removeTask" => applied(remove_task(store, &arg(0))?),
         "removeSession" => applied(remove_session(store, &arg(0))?),
         "applyTaskSnapshot" => applied(apply_task_snapshot(store, &arg(0), &arg(1), payload_of)?),
+        "applyInboxPage" => applied(apply_inbox_page(store, &arg(0), &arg(1), &arg(2))?),
+        "applyInboxSeed" => applied(apply_inbox_seed(store, &arg(0))?),
+        "inboxReadFailed" => applied(inbox_read_failed(store, &arg(0), &arg(1))?),
+        "inbox" => {
+            let (workspace, now) = inbox_args(&arg(0), &arg(1))?;
+            let answer = store.inbox(&workspace, now.as_ref());
+            let reason = Reason::Inbox(answer.state);
+            Ok(Outcome::Answer(Answer::Inbox(answer), reason))
+        }
         FRAME => {
             // Only `server.hello` (a trace records the others as the apply call `applyFrame`
             // routes them to).

@@ -113,6 +113,12 @@ const SNAPSHOT = {"format":"task-projection/snapshot","version":1,"epoch":"5","s
 /** Stand-ins for a fetch token and a selection ticket, made real per call (compared by identity). */
 export const TOKEN = Object.freeze({ token: 'beginTaskFetch()' });
 export const TICKET = Object.freeze({ ticket: 'beginSelection()' });
+/** An inbox page of the reference server's shape (SPEC §14). */
+const INBOX_PAGE = Object.freeze({
+  bundles: [{ pending_id: 'p-1', task_id: 'task-1', session_id: 'sess-1', session_state: 'WAITING_FOR_INPUT', task_title: 'Task', created_at: at(1), context: '', messages: [] }],
+  count: 1, hidden_count: 0, next_snooze_expiry: null, stream: 'st-1', offset: 5,
+});
+
 /** A stand-in for a respond's attempt (`respondStart('sess-1', 'p-1').attempt`), made real per call. */
 export const ATTEMPT = Object.freeze({ attempt: 'respondStart()' });
 
@@ -215,6 +221,10 @@ export function entries() {
     ['applyStreamPosition', [{ stream: 'st-1', offset: 12 }], [S.POSITION], 'store'],
     ['streamPosition', [], [], 'store'],
     ['restored', [], [], 'store'],
+    ['applyInboxPage', ['ws-1', INBOX_PAGE, { stream: 'st-1', offset: 3 }], [S.LEAF, S.INBOX_PAGE, S.POSITION], 'store'],
+    ['applyInboxSeed', [{ workspaceId: 'ws-1', count: 2, hasMore: false, nextSnoozeExpiry: null }], [S.INBOX_SEED], 'store'],
+    ['inboxReadFailed', ['ws-1', { stream: 'st-1', offset: 9 }], [S.LEAF, S.POSITION], 'store'],
+    ['inbox', ['ws-1', at(9)], [S.LEAF, S.LEAF], 'store'],
   ];
 }
 

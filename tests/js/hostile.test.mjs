@@ -34,8 +34,9 @@ const fallback = { ...fallbackStore, ...fallbackRules, ...trace, hydrate: hydrat
 
 // `bundle_not_live` / `live_question_unknown`: a respond that may not start (SPEC §13), refused typed.
 const CODES = new Set(['invalid_type', 'invalid_value', 'invalid_revision', 'malformed_epoch', 'unreadable_value', 'disposed', 'unsupported_version', 'development_only', 'bundle_not_live', 'live_question_unknown']);
-/** The development build's features: in a production build each rejects every call, arguments unread. */
-const DEVELOPMENT_ONLY = new Set(['explain', 'explainOwner', 'digest', 'stats', 'startRecording']);
+/** The development build's features (the inbox's calls too, until their bytes are paid for:
+ * SPEC §14, docs/package.md): in a production build each rejects every call, arguments unread. */
+const DEVELOPMENT_ONLY = new Set(['explain', 'explainOwner', 'digest', 'stats', 'startRecording', 'applyInboxPage', 'applyInboxSeed', 'inboxReadFailed', 'inbox']);
 /** Whether the store module of `tp` is a development build. */
 function isDevelopment(tp) {
   const store = new tp.ProjectionStore();

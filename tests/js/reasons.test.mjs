@@ -10,11 +10,19 @@ import { loadStoreCases, runStoreCase } from './store-runner.mjs';
 
 const read = (path) => fs.readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
-/** The codes `Reason::code()` (and `owner_code`) return. */
+/** The codes `Reason::code()` (and `owner_code`, and the `as_str` of the stale replies and the
+ * inbox's states it returns) return. */
 function rustCodes() {
   const src = read('src/store/reason.rs');
+  const asStr = (file, type) => {
+    const text = read(file);
+    const at = text.indexOf(`impl ${type} {`);
+    return text.slice(text.indexOf('pub const fn as_str', at), text.indexOf('\n    }\n', text.indexOf('pub const fn as_str', at)));
+  };
   const body = src.slice(src.indexOf('pub const fn code'), src.indexOf('/// A rejected revision comparison'))
-    + src.slice(src.indexOf('const fn owner_code'));
+    + src.slice(src.indexOf('const fn owner_code'))
+    + asStr('src/rules/action.rs', 'Stale')
+    + asStr('src/rules/workspace.rs', 'State');
   return new Set([...body.matchAll(/=> (?:\{\s*)?"([a-z_]+)"/g)].map((m) => m[1]));
 }
 

@@ -84,3 +84,38 @@ pub fn args_of(step: &Step, saved: &std::collections::HashMap<String, Value>) ->
     }
     args.into_iter().map(|a| a.unwrap_or(Value::Null)).collect()
 }
+
+/// The inbox's answer as the JS class returns it (`inbox(workspaceId)`, SPEC §14).
+#[allow(dead_code)]
+pub fn inbox_json(inbox: &task_projection::store::InboxAnswer<'_>) -> Value {
+    use task_projection::rules::workspace::State;
+    let rows: Vec<Value> = inbox
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "pendingId": r.pending_id,
+                "sessionId": r.session_id,
+                "taskId": r.task_id,
+                "createdAt": r.created_at.text(),
+                "row": r.row,
+            })
+        })
+        .collect();
+    let state = match inbox.state {
+        State::Known => "known",
+        State::Failed => "error",
+        _ => "unknown",
+    };
+    serde_json::json!({
+        "state": state,
+        "reason": inbox.state.as_str(),
+        "reread": inbox.state.reread(),
+        "count": rows.len(),
+        "rows": rows,
+        "more": inbox.more,
+        "hiddenCount": inbox.hidden_count,
+        "nextSnoozeExpiry": inbox.next_snooze_expiry.map(|t| t.text()),
+        "seed": inbox.seed.map(|s| serde_json::json!({"count": s.count, "hasMore": s.has_more})),
+    })
+}

@@ -112,6 +112,38 @@ export interface OwnerExplanation {
 export interface StoreChanges {
   tasks: string[];
   sessions: string[];
+  /** The inbox took a page, a boot seed or a failed read (its answer also moves with sessions). */
+  inbox: boolean;
+}
+
+/** One row of the workspace inbox (SPEC §14). */
+export interface InboxRow {
+  pendingId: string;
+  sessionId: string;
+  taskId: string | null;
+  createdAt: string;
+  /** The page's row (the store's frozen copy), or `null` for a bundle the store found itself (no page names it yet: render it from the session's answers). */
+  row: WireInboxRow | null;
+}
+
+/**
+ * A workspace's "needs you" inbox (SPEC §14). `count` is `rows.length`, always. Caught up means
+ * `state === 'known' && count === 0 && !more`, and nothing else does.
+ */
+export interface Inbox {
+  /** `known`: the rows are the server's; `unknown`: not read yet, or the store knows they may be wrong; `error`: the last read failed. */
+  state: 'known' | 'unknown' | 'error';
+  reason: 'inbox_known' | 'inbox_not_read' | 'inbox_read_failed' | 'inbox_session_moved' | 'inbox_truncated_removal' | 'inbox_snooze_ended';
+  /** Read the page again (`connect({ inbox })` does). */
+  reread: boolean;
+  count: number;
+  rows: InboxRow[];
+  /** More rows follow the page's last (the page was truncated). */
+  more: boolean;
+  hiddenCount: number;
+  nextSnoozeExpiry: string | null;
+  /** The boot seed's count while no page is held and no frame came after it. */
+  seed: { count: number; hasMore: boolean } | null;
 }
 
 /** `respondStart`'s attempt (SPEC §13). */
@@ -249,6 +281,41 @@ export interface StreamPosition {
   stream: string;
   offset: number;
 }
+
+/**
+ * An inbox row (`GET /api/v1/clarification-inbox`): the store keeps its own frozen copy and
+ * hands it back as `InboxRow.row`.
+ */
+export interface WireInboxRow {
+  pending_id: string;
+  session_id: string;
+  task_id: string;
+  created_at: string;
+  session_state?: string;
+  task_title?: string;
+  context?: string;
+  messages?: unknown[];
+}
+
+/** An inbox page: the reference server's, or the reference client's (without `stream` / `offset`). */
+export interface WireInboxPage {
+  bundles: WireInboxRow[];
+  count?: number;
+  hidden_count?: number;
+  next_snooze_expiry?: string | null;
+  next_cursor?: string | null;
+  /** Where the page was read (with `offset`), as `GET /api/v1/tasks` gives it. */
+  stream?: string;
+  offset?: number;
+}
+
+/** The inbox's boot seed (`GET /api/v1/clarification-inbox/boot`). */
+export interface WireInboxSeed {
+  workspaceId: string;
+  count: number;
+  hasMore?: boolean;
+  nextSnoozeExpiry?: string | null;
+}
 // ---- end of generated ----
 
 /**
@@ -377,13 +444,22 @@ export type Reason =
   | "load_failed_clean_task"
   /** `settleSelection` with a ticket that is not the current one. */
   | "ticket_not_current"
-  // ---- the user's actions (SPEC §13; in `explain`'s rejected inputs) -------------------------------
+  // ---- the user's actions (SPEC §13, in `explain`'s rejected inputs) -------------------------------
   /** A respond reply for an attempt this store does not hold. */
   | "unknown_attempt"
   /** A respond reply for an attempt a newer one replaced. */
   | "attempt_superseded"
   /** A second reply for an attempt that already had one. */
-  | "already_replied";
+  | "already_replied"
+  // ---- the workspace inbox (SPEC §14: `applyInboxPage`, and `inbox`'s `reason`) -------------------
+  /** An inbox page read no later than the one held: ignored. */
+  | "inbox_page_older"
+  | "inbox_known"
+  | "inbox_not_read"
+  | "inbox_read_failed"
+  | "inbox_session_moved"
+  | "inbox_truncated_removal"
+  | "inbox_snooze_ended";
 
 /** A WebSocket frame of the reference server (docs/server-api.md). */
 export interface WireFrame {
@@ -594,6 +670,19 @@ export class ProjectionStore {
   streamPosition(): StreamPosition | null;
   /** The REST state applied was read at this place of the stream (the reference server's `GET /tasks` says where). */
   applyStreamPosition(position: StreamPosition): void;
+  /**
+   * A page of the workspace's inbox (`GET /api/v1/clarification-inbox`, SPEC §14), placed by its
+   * `stream` / `offset` (or `at`, the `streamPosition()` when the read began, for a server whose
+   * page names none): a later read replaces an earlier one, an earlier one is ignored. Malformed:
+   * a `TaskProjectionError`, and nothing changes.
+   */
+  applyInboxPage(workspaceId: string, page: WireInboxPage, at?: StreamPosition | null): void;
+  /** The inbox's boot seed: its count answers until a page, or the next frame. */
+  applyInboxSeed(seed: WireInboxSeed): void;
+  /** A read of the inbox that began at `at` (its `streamPosition()`) failed: the answer is `error` (no rows) until a page comes, unless the page held was read at or after `at`. */
+  inboxReadFailed(workspaceId: string, at?: StreamPosition | null): void;
+  /** The workspace's inbox; `now` (default: the clock) ends the snoozes it names. */
+  inbox(workspaceId: string, now?: Date | string | number): Inbox;
   dispose(): void;
   /** A hash of the decision-relevant state (tests; development build). */
   digest(): string;
