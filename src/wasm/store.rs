@@ -520,7 +520,7 @@ impl JsProjectionStore {
             .collect();
         set(&event, "tasks", &tasks);
         set(&event, "sessions", &sessions);
-        #[cfg(feature = "inbox")]
+        // Every build (the production one has no inbox: always false), one shape.
         set(&event, "inbox", &JsValue::from_bool(changes.inbox));
         event.into()
     }

@@ -37,7 +37,7 @@ const browserChecks = [
     ensure(calls.length === 0, 'listener called synchronously');
     await new Promise((resolve) => setTimeout(resolve, 0));
     ensure(calls.length === 1, `expected 1 notification, got ${calls.length}`);
-    ensure(JSON.stringify(calls[0]) === JSON.stringify({ tasks: [T], sessions: ["sess-1"] }), `changes ${JSON.stringify(calls[0])}`);
+    ensure(JSON.stringify(calls[0]) === JSON.stringify({ tasks: [T], sessions: ["sess-1"], inbox: false }), `changes ${JSON.stringify(calls[0])}`);
     unsubscribe();
     store.applyMessageEvent('added', message('m3', '2026-11-29T12:00:02Z'));
     await new Promise((resolve) => setTimeout(resolve, 0));
