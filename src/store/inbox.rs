@@ -53,6 +53,26 @@ pub(super) struct Inbox {
     seed: Option<(InboxSeed, u64)>,
 }
 
+impl Inbox {
+    /// The inbox of `workspace` before any page, seed or failure.
+    fn empty(workspace: &str) -> Self {
+        Inbox {
+            workspace: workspace.into(),
+            page: None,
+            failed: false,
+            seed: None,
+        }
+    }
+
+    /// Where the page held was read: `None` when no page is held, `Some(None)` for a page of no
+    /// known place.
+    fn held_place(&self) -> Option<Option<(&str, u64)>> {
+        self.page
+            .as_ref()
+            .map(|p| p.at.as_ref().map(|(s, o)| (&**s, *o)))
+    }
+}
+
 /// One row of the answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnswerRow<'a> {
@@ -82,21 +102,11 @@ pub struct InboxAnswer<'a> {
 impl<P: Clone> ProjectionStore<P> {
     /// The inbox held for `workspace`, made (empty) when another one, or none, is held.
     fn inbox_of(&mut self, workspace: &str) -> &mut Inbox {
-        let inbox = self.inbox.get_or_insert_with(|| {
-            Box::new(Inbox {
-                workspace: workspace.into(),
-                page: None,
-                failed: false,
-                seed: None,
-            })
-        });
+        let inbox = self
+            .inbox
+            .get_or_insert_with(|| Box::new(Inbox::empty(workspace)));
         if &*inbox.workspace != workspace {
-            **inbox = Inbox {
-                workspace: workspace.into(),
-                page: None,
-                failed: false,
-                seed: None,
-            };
+            **inbox = Inbox::empty(workspace);
         }
         inbox
     }
@@ -115,10 +125,7 @@ impl<P: Clone> ProjectionStore<P> {
     pub fn apply_inbox_page(&mut self, page: InboxPage) -> Reason {
         let live = self.position.as_ref().map(|(s, _)| s.clone());
         let inbox = self.inbox_of(&page.workspace);
-        let held = inbox
-            .page
-            .as_ref()
-            .map(|p| p.at.as_ref().map(|(s, o)| (&**s, *o)));
+        let held = inbox.held_place();
         let incoming = page.at.as_ref().map(|(s, o)| (&**s, *o));
         if let Some(held) = held {
             if !workspace::page_replaces(held, incoming, live.as_deref()) {
@@ -144,10 +151,7 @@ impl<P: Clone> ProjectionStore<P> {
     /// ([`workspace::failure_counts`]).
     pub fn inbox_read_failed(&mut self, workspace: &str, at: Option<(&str, u64)>) -> Reason {
         let inbox = self.inbox_of(workspace);
-        let held = inbox
-            .page
-            .as_ref()
-            .map(|p| p.at.as_ref().map(|(s, o)| (&**s, *o)));
+        let held = inbox.held_place();
         if !workspace::failure_counts(held, at) {
             return Reason::Unchanged;
         }
