@@ -49,7 +49,14 @@ export interface ProjectionStoreProviderProps {
    * a preferred session) answer `undefined` meanwhile.
    */
   initialState?: StoreSnapshot | string;
-  /** Shown until `open` resolves when there is no `initialState`: on the server and during hydration. Default: nothing. */
+  /**
+   * The pages below hand their snapshots in through `<SnapshotBoundary>` (a provider in the
+   * layout: one store, and one socket, across client-side navigations). Without an
+   * `initialState` the children render before the store is open, every hook answering from the
+   * nearest boundary's snapshot, and `undefined` (not known) outside one.
+   */
+  boundaries?: boolean;
+  /** Shown until `open` resolves when there is no `initialState` (and no `boundaries`): on the server and during hydration. Default: nothing. */
   fallback?: ReactNode;
   children?: ReactNode;
 }
@@ -66,6 +73,22 @@ export interface ProjectionStoreProviderProps {
  * <ProjectionStoreProvider open={openStore} initialState={snapshot} fallback={<p>Loading…</p>}><Inbox /></ProjectionStoreProvider>
  */
 export function ProjectionStoreProvider(props: ProjectionStoreProviderProps): ReactNode;
+
+export interface SnapshotBoundaryProps {
+  /** The page's `store.dehydrate({ tasks: [taskId] })`, made by its server component (or its JSON text). */
+  snapshot?: StoreSnapshot | string | null;
+  children?: ReactNode;
+}
+
+/**
+ * Hands a page's server snapshot to the provider's store. An open store (a client-side
+ * navigation) merges it as the boundary renders (`store.merge`: newer parts taken, older ones
+ * ignored, once per snapshot), so the hooks below answer from it at once, with no REST request;
+ * until the store is open (the server render, hydration) they answer from its `answers`.
+ * @example
+ * <SnapshotBoundary snapshot={store.dehydrate({ tasks: [taskId] })}><TaskStatus taskId={taskId} /></SnapshotBoundary>
+ */
+export function SnapshotBoundary(props: SnapshotBoundaryProps): ReactNode;
 
 /**
  * The store of the nearest provider, e.g. to feed it frames in an effect. Throws outside a

@@ -69,7 +69,7 @@ const onServer = () => false;
  * `store.dehydrate()`), or, without one, the provider shows `fallback`. An `open` that fails
  * throws its error from the provider (for an error boundary).
  */
-export function ProjectionStoreProvider({ store, open, initialState, fallback = null, children }) {
+export function ProjectionStoreProvider({ store, open, initialState, boundaries = false, fallback = null, children }) {
   if (store === undefined && open === undefined) throw new TypeError('ProjectionStoreProvider: pass `store` or `open`');
   // false on the server and in the hydration render, true in any later client render.
   const hydrated = useSyncExternalStore(noSubscription, onClient, onServer);
@@ -97,7 +97,8 @@ export function ProjectionStoreProvider({ store, open, initialState, fallback = 
   }
   if (entry !== null && entry.error !== null) throw entry.error;
   const live = store !== undefined ? store : entry !== null ? entry.store : null;
-  const answers = useMemo(() => snapshotAnswers(initialState), [initialState]);
+  // With `boundaries`, no initialState of its own: the pages' <SnapshotBoundary>s answer.
+  const answers = useMemo(() => snapshotAnswers(initialState) ?? (boundaries ? EMPTY : null), [initialState, boundaries]);
   const value = useMemo(() => (live !== null ? { store: live, answers: null } : answers !== null ? { store: null, answers } : null), [live, answers]);
   if (value === null) return fallback;
   return createElement(StoreContext.Provider, { value }, children);
@@ -111,6 +112,50 @@ function snapshotAnswers(snapshot) {
   const value = typeof snapshot === 'string' ? JSON.parse(snapshot) : snapshot;
   const answers = value !== null && typeof value === 'object' ? value.answers : undefined;
   return answers !== null && typeof answers === 'object' ? answers : EMPTY;
+}
+
+/** Each store's snapshots taken through a SnapshotBoundary (objects, and the last texts). */
+const boundarySnapshots = new WeakMap();
+function mergeOnce(store, snapshot) {
+  let seen = boundarySnapshots.get(store);
+  if (seen === undefined) {
+    seen = { objects: new WeakSet(), texts: [] };
+    boundarySnapshots.set(store, seen);
+  }
+  if (typeof snapshot === 'string') {
+    if (seen.texts.includes(snapshot)) return;
+    seen.texts.push(snapshot);
+    if (seen.texts.length > 8) seen.texts.shift();
+  } else if (snapshot !== null && typeof snapshot === 'object') {
+    if (seen.objects.has(snapshot)) return;
+    seen.objects.add(snapshot);
+  }
+  store.merge(snapshot);
+}
+
+/** The answers of both (the later one's where both answer). */
+function combined(a, b) {
+  return { tasks: { ...a.tasks, ...b.tasks }, sessions: { ...a.sessions, ...b.sessions } };
+}
+
+/**
+ * Hands a page's snapshot (a `store.dehydrate()` its server component made) to the provider's
+ * store, which may be open already (a client-side navigation: the layout's provider and its
+ * socket live on): the snapshot is merged into it as this renders (`store.merge`: what is newer
+ * is taken, what is older ignored, once per snapshot), so the hooks below answer from it at
+ * once, without a REST request. Until the store is open (the server render, hydration) the hooks
+ * below answer from the snapshot's answers, as the provider's `initialState` does.
+ */
+export function SnapshotBoundary({ snapshot, children }) {
+  const context = useStoreContext('SnapshotBoundary');
+  const live = context.store;
+  if (live !== null && snapshot !== undefined && snapshot !== null) mergeOnce(live, snapshot);
+  const own = useMemo(() => snapshotAnswers(snapshot), [snapshot]);
+  const value = useMemo(
+    () => (live !== null || own === null ? context : { store: null, answers: combined(context.answers, own) }),
+    [context, live, own],
+  );
+  return createElement(StoreContext.Provider, { value }, children);
 }
 
 function useStoreContext(hook) {

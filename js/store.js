@@ -304,6 +304,16 @@ function send(t, s) {
   return t.send();
 }
 
+/** A snapshot argument: the object, or its JSON text parsed. */
+function snapshotValue(snapshot) {
+  if (typeof snapshot !== 'string') return snapshot;
+  try {
+    return JSON.parse(snapshot);
+  } catch (error) {
+    throw taskProjectionError('invalid_type', 'snapshot', `snapshot: not JSON text (${error && error.message})`, error);
+  }
+}
+
 /** What a refused `respondStart` says, by code. */
 const REFUSED = {
   bundle_not_live: "not the session's live question",
@@ -665,20 +675,27 @@ export class ProjectionStore {
     const store = new ProjectionStore();
     const s = STATE.get(store);
     try {
-      let value = snapshot;
-      if (typeof value === 'string') {
-        try {
-          value = JSON.parse(value);
-        } catch (error) {
-          throw taskProjectionError('invalid_type', 'snapshot', `snapshot: not JSON text (${error && error.message})`, error);
-        }
-      }
-      s.wasm.__hydrate(two(value, SNAPSHOT, 'snapshot', options, HYDRATE_OPTIONS, 'options'));
+      s.wasm.__snapshot(two(snapshotValue(snapshot), SNAPSHOT, 'snapshot', options, HYDRATE_OPTIONS, 'options'), true);
     } catch (error) {
       store.free();
       throw error;
     }
     return store;
+  }
+
+  /**
+   * Merges another page's snapshot (an object or its JSON text, of `dehydrate()`) into this
+   * store: each part is ordered against what the store holds by the rule of its input (a
+   * session's state by its clock, its projection by revision, turns and messages as a REST list,
+   * a summary by revision, a removal is final), so an older part is ignored (`explain` logs it)
+   * and a newer one taken, in whatever order pages come; no clock of the client's is read.
+   * `lastReason()`: `applied`, or `unchanged` when the store already held all of it. A malformed
+   * snapshot throws and changes nothing. Not recorded in a trace.
+   */
+  merge(snapshot) {
+    const s = live(this);
+    s.wasm.__snapshot(one(snapshotValue(snapshot), SNAPSHOT, 'snapshot'), false);
+    changed(s);
   }
 
   /** Restored from storage and not yet confirmed by a `server.hello` or a task snapshot. */

@@ -82,6 +82,7 @@ mod tally {
         pub static SETTLED: Cell<usize> = const { Cell::new(0) };
         pub static OPEN: Cell<usize> = const { Cell::new(0) };
         pub static OLDER_AFTER: Cell<usize> = const { Cell::new(0) };
+        pub static MERGES: Cell<usize> = const { Cell::new(0) };
     }
 
     pub fn add(counter: &'static std::thread::LocalKey<Cell<usize>>) {
@@ -736,24 +737,75 @@ fn run(
     hydrate_at: Option<usize>,
     responds: bool,
 ) -> Result<Store, (usize, Broken)> {
+    run_handing_off(
+        history,
+        steps,
+        check,
+        hydrate_at.map(|at| (at, None)),
+        responds,
+    )
+}
+
+/// Another page's snapshot merged into the store being delivered to (SPEC §12): `snapshot`,
+/// made by a store that took `inputs` (indices into the history, in its order); `whole`: the
+/// snapshot holds everything that store held (the step invariants, which compare the store with
+/// what was delivered, then count those inputs as delivered; a snapshot of some tasks only
+/// leaves the store knowing less than that, and only the final answers are checked).
+struct Merge {
+    snapshot: Value,
+    inputs: Vec<usize>,
+    whole: bool,
+}
+
+/// [`run`], with a hand-off once, after the first step at or past `at` where no task-list fetch
+/// is in flight: the store replaced by its snapshot's hydrated store (`None`: a page load, which
+/// abandons its requests), or another page's snapshot merged into it (`Some`: a client-side
+/// navigation; the store, its requests and its answers in flight stay).
+fn run_handing_off(
+    history: &History,
+    steps: &[Step],
+    check: bool,
+    hand_off: Option<(usize, Option<Merge>)>,
+    responds: bool,
+) -> Result<Store, (usize, Broken)> {
     let mut store = Store::new();
     let mut model = Model::default();
     let mut held = InFlight::new(responds);
     let mut settled = Vec::new();
-    let mut pending_hydrate = hydrate_at;
+    let mut pending = hand_off;
+    let mut invariants = check;
     for (n, step) in steps.iter().enumerate() {
         let did = apply(&mut store, history, step, &mut held);
-        if pending_hydrate.is_some_and(|at| n >= at) && held.tokens.is_empty() {
-            store = rehydrated(&store);
-            // A page load abandons its requests: their replies reach no store.
-            held.attempts.clear();
-            pending_hydrate = None;
+        if pending.as_ref().is_some_and(|(at, _)| n >= *at) && held.tokens.is_empty() {
+            match pending.take().and_then(|(_, merge)| merge) {
+                None => {
+                    store = rehydrated(&store);
+                    // A page load abandons its requests: their replies reach no store.
+                    held.attempts.clear();
+                }
+                Some(merge) => {
+                    api::merge(&mut store, &Json::new(&merge.snapshot), |j: Json<'_>| {
+                        j.0.cloned().unwrap_or(Value::Null)
+                    })
+                    .expect("a snapshot merges");
+                    tally::add(&tally::MERGES);
+                    if merge.whole {
+                        for &i in &merge.inputs {
+                            model.deliver(&history.inputs[i]);
+                        }
+                    } else {
+                        invariants = false;
+                    }
+                }
+            }
         }
         if !step.begin {
             model.deliver(&history.inputs[step.input]);
         }
-        if check {
+        if invariants {
             check_invariants(&store, history, &model).map_err(|broken| (n + 1, broken))?;
+        }
+        if check {
             check_respond(&store, &did, &mut settled, step)
                 .map_err(|why| (n + 1, (why, Vec::new())))?;
         }
@@ -1025,6 +1077,92 @@ fn hydrated_deliveries_converge(
         "{label}: {} histories hydrated at a random point, {} deliveries; {}",
         hydrated.get(),
         steps_run.get(),
+        tally::line()
+    );
+    result.unwrap();
+}
+
+/// SPEC §12 (issue 43 item 3): another page's snapshot merged into the store at a random point
+/// of a random delivery (every input 1–3 times, shuffled, the user's answers in it). The
+/// snapshot is another store's: one that took a random prefix of another random delivery of the
+/// same history (older or newer than the store, or neither), dehydrated whole or for one task.
+/// The respond checks hold after every input (a settled answer is never shown again, by the
+/// snapshot either), the step invariants while the snapshot was whole, and the final answers are
+/// the server's truth. `CONVERGENCE_CASES` histories (default 1,000).
+#[test]
+fn merging_another_pages_snapshot_anywhere_converges() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        rng_seed: RngSeed::Fixed(0x6d65_7267),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (histories, steps_run, scoped, taken) = (
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(0usize),
+        Cell::new(0usize),
+    );
+    let result = runner.run(
+        &(respond_params(), any::<(u16, u64, u16, u8)>()),
+        |((tasks, actions, remove, seed, dups), (at, other, prefix, scope))| {
+            let history = generate(tasks, &actions, remove);
+            let steps = shuffled(&history, seed, &dups);
+            let at = usize::from(at) % (steps.len() + 1);
+            let source_steps = shuffled(&history, other, &[]);
+            let upto = usize::from(prefix) % (source_steps.len() + 1);
+            let source_steps = &source_steps[..upto];
+            let source = run(&history, source_steps, false, None, false).expect("a source");
+            let task = history
+                .sessions
+                .get(usize::from(scope) % 4)
+                .map(|(_, t)| t.clone());
+            let options = match task.filter(|_| scope % 4 != 0) {
+                Some(task) => {
+                    scoped.set(scoped.get() + 1);
+                    json!({ "tasks": [task] })
+                }
+                None => Value::Null,
+            };
+            let text = api::dehydrate(
+                &source,
+                &if options.is_null() {
+                    Json::ABSENT
+                } else {
+                    Json::new(&options)
+                },
+                |p: &Value, out: &mut String| out.push_str(&p.to_string()),
+            )
+            .expect("dehydrate");
+            taken.set(taken.get() + upto);
+            let merge = Merge {
+                snapshot: serde_json::from_str(&text).expect("a snapshot is JSON"),
+                inputs: source_steps
+                    .iter()
+                    .filter(|s| !s.begin)
+                    .map(|s| s.input)
+                    .collect(),
+                whole: options.is_null(),
+            };
+            let reference = truth(&history);
+            let store = run_handing_off(&history, &steps, true, Some((at, Some(merge))), true)
+                .map_err(|(n, (why, _))| TestCaseError::fail(format!("step {n}: {why}")))?;
+            histories.set(histories.get() + 1);
+            steps_run.set(steps_run.get() + steps.len());
+            let got = answers(&store, &history);
+            for ((call, args, value), (_, _, want)) in got.iter().zip(&reference) {
+                prop_assert_eq!(value, want, "{}({:?}) after a merge at {}", call, args, at);
+            }
+            Ok(())
+        },
+    );
+    println!(
+        "merge convergence: {} histories, {} deliveries, {} snapshots merged ({} of one task), from stores that took {} inputs; {}",
+        histories.get(),
+        steps_run.get(),
+        tally::MERGES.with(Cell::get),
+        scoped.get(),
+        taken.get(),
         tally::line()
     );
     result.unwrap();

@@ -135,6 +135,41 @@ pub fn position_after_rest<S: AsRef<str>>(
     }
 }
 
+/// The position after another page's snapshot (taken at `incoming`) was merged into the state
+/// held (SPEC §12): a store that holds nothing takes the snapshot's place; one at no place of the
+/// stream stays at none (its hello refetches); of one stream, the earlier of the two, since a
+/// snapshot vouches only for what it holds (the events after the earlier place may be replayed:
+/// every input is idempotent, and frames move it forward again); of another stream, the held
+/// place stands (its hello says what the state held is worth).
+pub fn position_after_snapshot<S: AsRef<str>>(
+    held: Option<Position<S>>,
+    incoming: Option<Position<S>>,
+    holds_nothing: bool,
+) -> Option<Position<S>> {
+    match (held, incoming) {
+        (None, incoming) if holds_nothing => incoming,
+        (Some(held), Some(incoming))
+            if held.stream.as_ref() == incoming.stream.as_ref()
+                && incoming.offset < held.offset =>
+        {
+            Some(incoming)
+        }
+        (held, _) => held,
+    }
+}
+
+/// Whether a snapshot taken at `incoming` is older than the state held at `held`: both of one
+/// stream, the snapshot's place before the held one. Its parts that carry no order of their own
+/// (a task's legacy pending action) then give way to the held ones; at no comparable place, the
+/// later arrival wins, as for any input without an order.
+pub fn snapshot_is_older<S: AsRef<str>>(
+    held: Option<&Position<S>>,
+    incoming: Option<&Position<S>>,
+) -> bool {
+    matches!((held, incoming), (Some(h), Some(i))
+        if h.stream.as_ref() == i.stream.as_ref() && i.offset < h.offset)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +204,46 @@ mod tests {
         assert_eq!(position_after_rest(at("a", 7), "a", 9), at("a", 9));
         assert_eq!(position_after_rest(at("a", 7), "b", 2), at("b", 2));
         assert_eq!(position_after_rest(None, "b", 2), at("b", 2));
+    }
+
+    #[test]
+    fn a_merged_snapshot_moves_the_position_back_only() {
+        let at = |stream: &'static str, offset| Some(Position { stream, offset });
+        // A store that holds nothing takes the snapshot's place (or none).
+        assert_eq!(position_after_snapshot(None, at("a", 5), true), at("a", 5));
+        assert_eq!(position_after_snapshot::<&str>(None, None, true), None);
+        // A store at no place stays there: what it holds is at no known place.
+        assert_eq!(position_after_snapshot(None, at("a", 5), false), None);
+        // One stream: the earlier place (what the snapshot holds is only as new as it).
+        assert_eq!(
+            position_after_snapshot(at("a", 7), at("a", 5), false),
+            at("a", 5)
+        );
+        assert_eq!(
+            position_after_snapshot(at("a", 7), at("a", 9), false),
+            at("a", 7)
+        );
+        assert_eq!(
+            position_after_snapshot(at("a", 7), at("a", 7), false),
+            at("a", 7)
+        );
+        // Another stream, or a snapshot at no place: the held place stands.
+        assert_eq!(
+            position_after_snapshot(at("a", 7), at("b", 1), false),
+            at("a", 7)
+        );
+        assert_eq!(position_after_snapshot(at("a", 7), None, false), at("a", 7));
+    }
+
+    #[test]
+    fn a_snapshot_is_older_only_before_the_held_place_of_its_stream() {
+        let at = |stream: &'static str, offset| Position { stream, offset };
+        assert!(snapshot_is_older(Some(&at("a", 7)), Some(&at("a", 5))));
+        assert!(!snapshot_is_older(Some(&at("a", 7)), Some(&at("a", 7))));
+        assert!(!snapshot_is_older(Some(&at("a", 7)), Some(&at("a", 9))));
+        assert!(!snapshot_is_older(Some(&at("a", 7)), Some(&at("b", 1))));
+        assert!(!snapshot_is_older(None, Some(&at("a", 1))));
+        assert!(!snapshot_is_older(Some(&at("a", 7)), None));
     }
 
     #[test]

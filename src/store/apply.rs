@@ -230,12 +230,23 @@ impl<P: Clone> ProjectionStore<P> {
         session_id: &str,
         rows: impl IntoIterator<Item = MessageParts<'a>>,
     ) -> Reason {
+        self.take_rows(session_id, rows, true)
+    }
+
+    /// Rows taken as a page's (`page`: they are one, which makes the session's rows known).
+    pub(super) fn take_rows<'a>(
+        &mut self,
+        session_id: &str,
+        rows: impl IntoIterator<Item = MessageParts<'a>>,
+        page: bool,
+    ) -> Reason {
         if self.removed_input(session_id, None) {
             return Reason::TaskRemoved;
         }
         let entry = self.session_mut(session_id);
         // The first page makes the session's rows known (SPEC §11): its answers change.
-        let mut changed = !std::mem::replace(&mut entry.paged, true);
+        let mut changed = page && !entry.paged;
+        entry.paged |= page;
         for message in rows {
             // A page that lists a deleted id was read before the delete.
             if let Some(deleted) = entry.messages.tombstone(message.id) {

@@ -21,6 +21,8 @@ pub enum Input {
     StatusSummary,
     /// A respond's reply (SPEC §13).
     RespondReply,
+    /// A snapshot merged into the state held (SPEC §12).
+    Snapshot,
 }
 
 impl Input {
@@ -33,6 +35,7 @@ impl Input {
             Input::Message(MessageEventKind::Deleted) => "session.message.deleted",
             Input::StatusSummary => "task.status_summary.updated",
             Input::RespondReply => "respond_reply",
+            Input::Snapshot => "snapshot",
         }
     }
 }

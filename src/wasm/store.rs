@@ -299,17 +299,23 @@ impl JsProjectionStore {
         })
     }
 
-    // `__hydrate(objects)` (snapshot and options on the tape): this store (a new one, `store.js`
-    // made it) becomes the snapshot's; on an error nothing changes.
-    #[wasm_bindgen(js_name = __hydrate, skip_typescript)]
-    pub fn hydrate(&self, objects: Array) -> Result<(), JsValue> {
-        let hydrated = with_tape(|t| api::hydrate(&t.arg(0), &t.arg(1), |v| kept(&objects, v)))?;
+    // `__snapshot(objects, hydrate)` (the snapshot, and with `hydrate` its options, on the tape):
+    // with `hydrate` this store (a new one, `store.js` made it) becomes the snapshot's, else
+    // another page's snapshot merges into it (SPEC §12); on an error nothing changes.
+    #[wasm_bindgen(js_name = __snapshot, skip_typescript)]
+    pub fn take_snapshot(&self, objects: Array, hydrate: bool) -> Result<(), JsValue> {
         let track = self.store.borrow().tracks_changes();
-        let mut store = self.store.borrow_mut();
-        *store = hydrated;
-        store.set_change_tracking(track);
-        *self.cache.borrow_mut() = Default::default();
-        self.applied(Reason::Applied);
+        let reason = with_tape(|t| {
+            let options = t.arg(1);
+            let options = hydrate.then_some(&options);
+            let store = &mut self.store.borrow_mut();
+            api::take_snapshot(store, &t.arg(0), options, |v| kept(&objects, v))
+        })?;
+        if hydrate {
+            self.store.borrow_mut().set_change_tracking(track);
+            *self.cache.borrow_mut() = Default::default();
+        }
+        self.applied(reason);
         Ok(())
     }
 

@@ -308,15 +308,51 @@ pub fn hydrate<W: Wire + Clone, P: Clone>(
     options: &W,
     payload_of: impl Fn(W) -> P,
 ) -> Result<ProjectionStore<P>, WireError> {
-    let path = Path::Root("options");
-    let restored = if options.is_absent() {
-        false
-    } else {
-        decode::object(options, &path)?;
-        decode::boolean(&options.get("restored"), &path.key("restored"))?
+    let mut store = ProjectionStore::new();
+    take_snapshot(&mut store, snapshot, Some(options), payload_of)?;
+    Ok(store)
+}
+
+/// `store.merge(snapshot)`: another page's snapshot merged into the state held (SPEC §12), or
+/// the snapshot's first error (nothing changes).
+pub fn merge<W: Wire + Clone, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    snapshot: &W,
+    payload_of: impl Fn(W) -> P,
+) -> Result<Reason, WireError> {
+    take_snapshot(store, snapshot, None, payload_of)
+}
+
+/// A snapshot taken: with `hydrate` (its `{ restored? }` options) `store` becomes the snapshot's
+/// ([`ProjectionStore::hydrate`]), else the snapshot merges into it ([`ProjectionStore::merge`]);
+/// decoded whole first, so on an error nothing changes. One path for both (the wasm holds one
+/// copy of the decoder's instance).
+pub fn take_snapshot<W: Wire + Clone, P: Clone>(
+    store: &mut ProjectionStore<P>,
+    snapshot: &W,
+    hydrate: Option<&W>,
+    payload_of: impl Fn(W) -> P,
+) -> Result<Reason, WireError> {
+    let restored = match hydrate {
+        Some(options) if !options.is_absent() => {
+            let path = Path::Root("options");
+            decode::object(options, &path)?;
+            Some(decode::boolean(
+                &options.get("restored"),
+                &path.key("restored"),
+            )?)
+        }
+        Some(_) => Some(false),
+        None => None,
     };
     let input = super::snapshot::snapshot(snapshot, &Path::Root("snapshot"), payload_of)?;
-    Ok(ProjectionStore::hydrate(input, restored))
+    Ok(match restored {
+        Some(restored) => {
+            *store = ProjectionStore::hydrate(input, restored);
+            Reason::Applied
+        }
+        None => store.merge(input),
+    })
 }
 
 /// `applyTaskSnapshot(token, tasks)`.

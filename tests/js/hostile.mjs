@@ -218,6 +218,7 @@ export function entries() {
     ['stats', [], [], 'store'],
     ['hydrate', [SNAPSHOT, { restored: true }], [S.SNAPSHOT, S.HYDRATE_OPTIONS], 'fn'],
     ['dehydrate', [{ tasks: [T], sessions: ['sess-2'] }], [S.DEHYDRATE_OPTIONS], 'store'],
+    ['merge', [SNAPSHOT], [S.SNAPSHOT], 'store'],
     ['applyStreamPosition', [{ stream: 'st-1', offset: 12 }], [S.POSITION], 'store'],
     ['streamPosition', [], [], 'store'],
     ['restored', [], [], 'store'],

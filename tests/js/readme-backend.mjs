@@ -81,6 +81,39 @@ export const REST_ASKED = {
   '/task-sessions/sess-1/messages': { messages: [prompt, questionRow('q-1', 0, 5, QUESTION_TEXT['q-1']), questionRow('q-2', 1, 6, QUESTION_TEXT['q-2'])] },
 };
 
+/** A second task of the workspace, whose agent asks one question (the README's pages link to it). */
+export const SECOND_TASK = { id: 'task-2', title: 'Rotate the API keys', question: 'Should the old keys keep working for a day?' };
+
+/**
+ * REST_ASKED with SECOND_TASK in it too: the task list holds both (its stream position unchanged),
+ * and task-2's session waits for its one-question bundle (p-2: q-3).
+ */
+export const REST_TWO = {
+  ...REST_ASKED,
+  '/tasks': {
+    ...REST_ASKED['/tasks'],
+    tasks: [
+      ...REST_ASKED['/tasks'].tasks,
+      {
+        ...task, id: 'task-2', title: SECOND_TASK.title, updated_at: at(9),
+        status_summary: { revision: 2, updated_at: at(9), pending_action: 'clarification' },
+        task_pending_action: 'clarification', primary_session_pending_action: 'clarification',
+      },
+    ],
+  },
+  '/tasks/task-2/task-sessions': {
+    sessions: [{ ...session, id: 'sess-2', task_id: 'task-2', state: 'WAITING_FOR_INPUT', updated_at: at(9), pending_action: 'clarification', pending_action_revision: revision(9) }],
+  },
+  '/task-sessions/sess-2/turns': { turns: [{ ...turn, id: 'turn-2', session_id: 'sess-2', task_id: 'task-2' }] },
+  '/task-sessions/sess-2/messages': {
+    messages: [{
+      id: 'q-3', session_id: 'sess-2', task_id: 'task-2', turn_id: 'turn-2', author_type: 'agent', type: 'clarification_request',
+      metadata: { pending_id: 'p-2', question_id: 'q-3', question_index: 0, question_total: 1, status: 'pending' },
+      content: SECOND_TASK.question, created_at: at(8), updated_at: at(8),
+    }],
+  },
+};
+
 /** WebSocket `/api/v1/ws`: `server.hello` first (as on every connection), then the agent asks. */
 export const FRAMES = [
   { type: 'server.hello', payload: { epoch: '1733043600', started_at: at(0) } },

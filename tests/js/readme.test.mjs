@@ -36,7 +36,10 @@ fs.symlinkSync(path.relative(path.join(work, 'node_modules'), pkgDir), path.join
 const fileOf = (block, ext) => path.join(work, `L${block.line}${ext}`);
 for (const block of nodeBlocks) {
   if (block.lang === 'ts') {
-    fs.writeFileSync(fileOf(block, '.mts'), block.code);
+    // A Next.js config (`// next.config.ts` on its first line) runs in Node: it is checked with
+    // Node's types (the directive takes the path comment's line: the lines stay the README's).
+    const checked = block.code.startsWith('// next.config.ts\n') ? block.code.replace('// next.config.ts', '/// <reference types="node" />') : block.code;
+    fs.writeFileSync(fileOf(block, '.mts'), checked);
     const { code } = transformSync(block.code, {
       loader: 'ts', format: 'esm', target: 'es2022', sourcemap: 'inline', sourcefile: `package-readme.md:L${block.line}.mts`,
     });

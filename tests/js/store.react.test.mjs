@@ -7,7 +7,9 @@
 // first client render equal to the server's, then answering from the store `open` resolved to
 // (the same answers) and re-rendering on its changes; and what the provider did before (fallback
 // without an initialState, one `open` under StrictMode, the `store` prop, `open`'s error thrown
-// for an error boundary).
+// for an error boundary). Then a provider in the layout (`boundaries`) with the pages' snapshots
+// handed in through SnapshotBoundary: answered from on the server and in hydration, merged into
+// the open store on a client-side navigation.
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
@@ -16,7 +18,7 @@ import { Component, StrictMode, act, createElement as h } from 'react';
 import { renderToString } from 'react-dom/server';
 import { ProjectionStore } from 'task-projection';
 import {
-  ProjectionStoreProvider, useCurrentTurnId, useHasPendingPermission, useHiddenMessageIds, useLiveStore, usePendingClarification,
+  ProjectionStoreProvider, SnapshotBoundary, useCurrentTurnId, useHasPendingPermission, useHiddenMessageIds, useLiveStore, usePendingClarification,
   usePendingOwner, useProjectionStore, useSessionPendingAction, useStoreAnswer, useTaskPendingAction, useTaskStatusSummary,
 } from '../../js/react.js';
 import { storeSubscription } from '../../js/subscription.js';
@@ -428,5 +430,103 @@ describe('ProjectionStoreProvider as before (js/react.js, React)', () => {
 
   test('neither store nor open: a TypeError', () => {
     assert.throws(() => renderToString(h(ProjectionStoreProvider, null)), /pass `store` or `open`/);
+  });
+});
+
+// ---- React: a provider in the layout, the pages' snapshots through SnapshotBoundary ---------------
+
+/** Another task's page: task-9's session list, dehydrated through JSON. */
+function otherPageSnapshot() {
+  const store = new ProjectionStore();
+  try {
+    store.applySessionList('task-9', [{ id: 'sess-9', task_id: 'task-9', state: 'RUNNING', is_primary: true, pending_action: null, pending_action_revision: rev(1) }]);
+    return JSON.parse(JSON.stringify(store.dehydrate({ tasks: ['task-9'] })));
+  } finally {
+    store.free();
+  }
+}
+
+describe('SnapshotBoundary below a layout provider (js/react.js, React)', () => {
+  test('server render and hydration: the hooks below a boundary answer from its snapshot, outside one they do not know; no mismatch; then the open store answers the same', async () => {
+    const snapshot = serverSnapshot();
+    const gate = deferred();
+    const open = async (state) => {
+      assert.equal(state, undefined, 'a layout provider has no initialState');
+      await gate.promise;
+      return new ProjectionStore();
+    };
+    const tree = (inside, outside) =>
+      h(StrictMode, null, h(ProjectionStoreProvider, { open, boundaries: true, fallback: h('p', null, 'FALLBACK') },
+        h(answersView(outside)), h(SnapshotBoundary, { snapshot }, h(answersView(inside)))));
+    const served = [];
+    const servedOutside = [];
+    const html = renderToString(tree(served, servedOutside));
+    assert.ok(!html.includes('FALLBACK'), html);
+    const source = askedStore();
+    const expected = storeAnswers(source);
+    source.free();
+    assert.deepEqual(without(served[0], 'live', 'preferred', 'version'), expected);
+    assert.equal(servedOutside[0].session, undefined, 'outside a boundary: not known');
+    assert.equal(servedOutside[0].task, undefined);
+
+    const container = document.createElement('div');
+    document.body.appendChild(container);
+    container.innerHTML = html;
+    const inside = [];
+    const outside = [];
+    const recoverable = [];
+    let root;
+    const errors = await consoleErrors(async () => {
+      await act(async () => {
+        root = hydrateRoot(container, tree(inside, outside), { onRecoverableError: (error) => recoverable.push(error.message) });
+      });
+    });
+    assert.deepEqual(recoverable, [], 'no hydration mismatch');
+    assert.deepEqual(errors, [], 'no console error');
+    assert.equal(container.innerHTML, html.replaceAll('&quot;', '"'), 'the first client render is the server HTML');
+    await act(async () => {
+      gate.resolve();
+      await gate.promise;
+    });
+    const last = inside.at(-1);
+    assert.equal(last.live, true);
+    assert.deepEqual(without(last, 'live', 'preferred', 'version'), expected, 'the store took the snapshot: the same answers');
+    assert.ok(inside.every((r) => r.session === 'clarification'), 'never a render without the answer');
+    await act(async () => root.unmount());
+    container.remove();
+  });
+
+  test('a client-side navigation: the next page\'s snapshot merges into the open store as it renders (its answers at once, what was held stays); the same snapshot again merges nothing', async () => {
+    let opened;
+    const open = async () => (opened = new ProjectionStore());
+    const container = document.createElement('div');
+    const root = createRoot(container);
+    const page = (snapshot, child) => h(ProjectionStoreProvider, { open, boundaries: true }, h(SnapshotBoundary, { snapshot }, child));
+    await act(async () => {
+      root.render(page(otherPageSnapshot(), h('p', null, 'page A')));
+    });
+    await act(async () => {});
+    assert.ok(opened !== undefined);
+    assert.equal(opened.pendingOwner('task-9'), 'sess-9', 'page A\'s snapshot is in the store');
+    assert.equal(opened.sessionPendingAction('sess-1'), undefined);
+    // The link: page B's server component handed its snapshot; the provider (in the layout) stays.
+    const renders = [];
+    const snapshot = serverSnapshot();
+    const errors = await consoleErrors(async () => {
+      await act(async () => {
+        root.render(page(snapshot, h(answersView(renders))));
+      });
+    });
+    assert.deepEqual(errors, [], 'no console error (no update while rendering)');
+    assert.ok(renders.length > 0 && renders.every((r) => r.live && r.session === 'clarification'), 'the answer in the first render');
+    assert.deepEqual(renders[0].question, { pending_id: 'p-1', message_ids: ['q-1', 'q-2'] });
+    assert.equal(opened.pendingOwner('task-9'), 'sess-9', 'what was held stays');
+    const version = opened.version();
+    await act(async () => {
+      root.render(page(snapshot, h(answersView(renders))));
+    });
+    assert.equal(opened.version(), version, 'the same snapshot again: nothing merged');
+    await act(async () => root.unmount());
+    opened.free();
   });
 });

@@ -225,3 +225,51 @@ describe('dehydrate / hydrate', () => {
     hydrated.free();
   });
 });
+
+describe('merge: another page\'s snapshot into the open store (SPEC §12)', () => {
+  const rev = (sequence) => ({ epoch: '7', sequence });
+  const page = (task, session, sequence, action) => {
+    const store = new ProjectionStore();
+    store.applySessionList(task, [{ id: session, task_id: task, state: 'WAITING_FOR_INPUT', updated_at: '2026-11-29T12:00:10.000000000Z', is_primary: true, pending_action: action, pending_action_revision: rev(sequence) }]);
+    try {
+      return store.dehydrate({ tasks: [task] });
+    } finally {
+      store.free();
+    }
+  };
+
+  test('a later page\'s snapshot answers for its task at once; what was held stays; again: unchanged; its JSON text works the same', () => {
+    const open = ProjectionStore.hydrate(page('task-a', 'sess-a', 3, 'clarification'));
+    assert.equal(open.sessionPendingAction('sess-b'), undefined);
+    open.merge(page('task-b', 'sess-b', 4, 'permission'));
+    assert.equal(open.lastReason(), 'applied');
+    assert.equal(open.sessionPendingAction('sess-b'), 'permission');
+    assert.equal(open.sessionPendingAction('sess-a'), 'clarification');
+    const version = open.version();
+    open.merge(JSON.stringify(page('task-b', 'sess-b', 4, 'permission')));
+    assert.equal(open.lastReason(), 'unchanged');
+    assert.equal(open.version(), version);
+    open.free();
+  });
+
+  test('an older page\'s projection gives way to the newer one held (revision rule), and a newer one is taken', () => {
+    const open = ProjectionStore.hydrate(page('task-a', 'sess-a', 5, null));
+    open.merge(page('task-a', 'sess-a', 4, 'clarification'));
+    assert.equal(open.sessionPendingAction('sess-a'), null, 'the older page reopens nothing');
+    open.merge(page('task-a', 'sess-a', 6, 'permission'));
+    assert.equal(open.sessionPendingAction('sess-a'), 'permission');
+    open.free();
+  });
+
+  test('a malformed snapshot throws a typed error naming its field, and the store stays as it was', () => {
+    const open = ProjectionStore.hydrate(page('task-a', 'sess-a', 3, 'clarification'));
+    const before = open.dehydrate();
+    const bad = page('task-b', 'sess-b', 4, 'permission');
+    bad.sessions[0].state = 42;
+    assert.throws(() => open.merge(bad), (e) => e.name === 'TaskProjectionError' && e.code === 'invalid_type' && /sessions/.test(e.field));
+    assert.throws(() => open.merge('{not json'), (e) => e.code === 'invalid_type' && e.field === 'snapshot');
+    assert.throws(() => open.merge({ ...bad, version: 99 }), (e) => e.code === 'unsupported_version');
+    assert.deepEqual(open.dehydrate(), before);
+    open.free();
+  });
+});

@@ -20,7 +20,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, STREAM, helloFor, respondPendingId, respondReply, restBody } from '../js/readme-backend.mjs';
+import { FRAMES, FRAME_GAP_MS, OFFSET, QUESTION_TEXT, REST, REST_ASKED, REST_TWO, SECOND_TASK, STREAM, helloFor, respondPendingId, respondReply, restBody } from '../js/readme-backend.mjs';
+import { startServer } from '../e2e/harness.mjs';
 import { MVP_ONLY_ENGINE, NO_WEBASSEMBLY, artifacts, checkDemoPage, checkDevtoolsPage, devEnv, env, exec, filesWithStoreWasm, freePort, here, launchBrowser, scenario, serve, wasmName } from './harness.mjs';
 
 const app = path.join(here, 'next-app');
@@ -29,25 +30,33 @@ const { EXPECTED, EXPLAINED } = scenario;
 
 let browser;
 // The REST API the README's server component reads (TASKS_API in the Next server's environment):
-// REST_ASKED, the state in which the agent waits for the two-question bundle. `apiRequests`: the
-// paths it was asked for.
+// REST_TWO, the state in which the agent waits for the two-question bundle in task-1 (and another
+// in task-2, which its page links to). `apiRequests`: the paths it was asked for.
 let api;
 const apiRequests = [];
 before(async () => {
   browser = await launchBrowser();
   api = http.createServer((req, res) => {
     apiRequests.push(new URL(req.url, 'http://localhost').pathname);
-    const body = restBody(req.url, REST_ASKED);
+    const body = restBody(req.url, REST_TWO);
     res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body ?? { error: { code: 'not_found' } }));
   });
   await new Promise((resolve) => api.listen(0, 'localhost', resolve));
   env.TASKS_API = `http://localhost:${api.address().port}/api/v1`;
+  // The reference server, for the README as a user runs it: it allows the origin of the app
+  // server started for it (`appPort`), and the builds forward /api/v1 to it (TASKS_API_ORIGIN).
+  appPort = await freePort();
+  reference = await startServer({ args: ['--allow-origin', `http://localhost:${appPort}`] });
+  env.TASKS_API_ORIGIN = reference.url;
 });
 after(async () => {
   await browser?.close();
+  await reference?.stop();
   await new Promise((resolve) => (api ? api.close(resolve) : resolve()));
 });
+let reference;
+let appPort;
 
 // ---- Answering (the README's "Answering" section: its AnswerForm below TaskStatus) ---------------
 
@@ -408,7 +417,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       const url = `${server.url}/readme/tasks/ssr/task-1`;
       apiRequests.length = 0;
       const html = await (await fetch(url)).text();
-      assert.ok(html.includes('The agent asks you <!-- -->2<!-- --> questions in <!-- -->sess-1<!-- -->:') || html.includes('The agent asks you 2 questions in sess-1:'), 'the server HTML holds the answer');
+      assert.ok(html.replaceAll('<!-- -->', '').includes('The agent asks you 2 questions in sess-1:'), 'the server HTML holds the answer');
       for (const text of Object.values(QUESTION_TEXT)) assert.ok(html.includes(text), `the server HTML holds "${text}"`);
       assert.ok(!html.includes('Nothing needs you.'));
       assert.ok(!html.includes('Loading the task…') && !html.includes('Loading the question…'), 'no loading state: the answers are known');
@@ -448,8 +457,100 @@ for (const bundler of ['webpack', 'turbopack']) {
       }
     });
 
+    test('moving between the README\'s server-rendered tasks: a <Link> shows the next task\'s answer in its first render, with no REST request from the browser, one socket and never "Offline"; back again too', async () => {
+      const run = await openReadmePage(browser, `${server.url}/readme/tasks/ssr/task-1`, { rest: REST_TWO, socket: 'resume' });
+      try {
+        await run.waitForQuestion();
+        await run.page.getByText('Live updates are on.').waitFor({ timeout: 30_000 });
+        const from = (await run.page.evaluate(() => window.__shownTexts)).length;
+        const clicked = Date.now();
+        await run.page.getByRole('link', { name: SECOND_TASK.title }).click();
+        await run.page.getByText(SECOND_TASK.question).waitFor({ timeout: 15_000 });
+        const toAnswer = Date.now() - clicked;
+        assert.equal((await run.shown()).heading, 'The agent asks you a question in sess-2:');
+        const back = Date.now();
+        await run.page.goBack();
+        await run.page.getByText(QUESTION_TEXT['q-1']).waitFor({ timeout: 15_000 });
+        const backToAnswer = Date.now() - back;
+        await new Promise((r) => setTimeout(r, 500));
+        assert.deepEqual(run.requested, [], 'no REST request from the browser');
+        assert.equal(run.sockets(), 1, 'one WebSocket for both pages');
+        assert.ok(run.hellos().every((h) => h.payload.resumed), 'it resumed the stream');
+        const texts = (await run.page.evaluate(() => window.__shownTexts)).slice(from);
+        // Never "not known" (the store answered from the merged snapshot) nor a lost connection.
+        // (The route's own <Suspense> fallback, "Loading tasks…", is Next's: shown while the
+        // dynamic part of a page it has not cached streams in.)
+        const unknown = texts.filter((t) => /Offline|Connecting|Loading the/.test(t));
+        assert.deepEqual(unknown, [], `after the click the page showed, in order:\n${texts.join('\n---\n')}`);
+        const fallback = texts.filter((t) => t.includes('Loading tasks…')).length;
+        assert.deepEqual(run.errors, [], 'page errors');
+        console.log(`# next-${bundler}: click to the next task's answer ${toAnswer} ms, back to the first ${backToAnswer} ms, ${run.requested.length} REST requests, ${run.sockets()} socket; the route's fallback shown in ${fallback} of ${texts.length} texts`);
+        await run.page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme-navigation.png`), fullPage: true });
+      } finally {
+        await run.close();
+      }
+    });
+
+    if (bundler === 'webpack') {
+      test('the README as a user runs it, against the reference server: /api/v1 forwarded by rewrites() (REST and the WebSocket), the server allowing the app\'s origin, TASKS_API for the server components; the question server-rendered, a <Link> to the next task with no REST request, the answer sent in place', async () => {
+        const readme = fs.readFileSync(path.join(app, 'node_modules', 'task-projection', 'README.md'), 'utf8');
+        const config = fs.readFileSync(path.join(app, 'next.config.ts'), 'utf8');
+        const rule = 'return [{ source: "/api/v1/:path*", destination: `${api}/api/v1/:path*` }];';
+        assert.ok(readme.includes(rule) && config.includes(rule), 'the fixture forwards /api/v1 as the README says');
+        assert.ok(readme.includes(`--allow-origin http://localhost:3000`) && readme.includes('TASKS_API=http://localhost:8080/api/v1'), 'the README says how the server and the app are started');
+        const first = await askIn(reference, 'Move billing to the new database', ['Which region should the new database run in?', 'May I drop the legacy audit table?']);
+        const second = await askIn(reference, SECOND_TASK.title, [SECOND_TASK.question]);
+        const started = await serve(next, ['start', '--port', String(appPort), '--hostname', 'localhost'], {
+          cwd: app, url: `http://localhost:${appPort}/api/answer`, env: { ...env, TASKS_API: `${reference.url}/api/v1` },
+        });
+        const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+        try {
+          const page = await context.newPage();
+          const errors = [];
+          page.on('pageerror', (e) => errors.push(e.message));
+          const rest = [];
+          page.on('request', (r) => {
+            const { pathname } = new URL(r.url());
+            if (pathname.startsWith('/api/v1/') && pathname !== '/api/v1/ws') rest.push(`${r.method()} ${pathname}`);
+          });
+          const sockets = [];
+          page.on('websocket', (ws) => sockets.push(ws.url()));
+          await page.goto(`http://localhost:${appPort}/readme/tasks/ssr/${first.taskId}`);
+          await page.getByText('Which region should the new database run in?').waitFor({ timeout: 30_000 });
+          await page.getByText('Live updates are on.').waitFor({ timeout: 30_000 });
+          assert.deepEqual(rest, [], 'no REST request from the browser: the server rendered the page');
+          const clicked = Date.now();
+          await page.getByRole('link', { name: SECOND_TASK.title }).click();
+          await page.getByText(SECOND_TASK.question).waitFor({ timeout: 15_000 });
+          const toAnswer = Date.now() - clicked;
+          assert.deepEqual(rest, [], 'no REST request after the link either');
+          // By role: the page left stays in the document, hidden (Next keeps it in an <Activity>).
+          await page.getByRole('textbox', { name: 'Answer 1', exact: true }).fill('Yes, for a day', { timeout: 10_000 });
+          await page.getByRole('button', { name: 'Send' }).click();
+          await page.getByText('Nothing needs you.').waitFor({ timeout: 15_000 });
+          assert.deepEqual(rest, [`POST /api/v1/clarification/${second.pendingId}/respond`], 'the answer is the one request');
+          assert.equal(sockets.length, 1, `one WebSocket, through the app's origin: ${sockets.join(', ')}`);
+          assert.ok(sockets[0].startsWith(`ws://localhost:${appPort}/api/v1/ws`), sockets[0]);
+          assert.deepEqual(errors, [], 'page errors');
+          console.log(`# next-${bundler} against the reference server: click to the next task's answer ${toAnswer} ms, ${rest.length} REST request (the answer), ${sockets.length} socket`);
+          await page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme-reference-server.png`), fullPage: true });
+        } finally {
+          await context.close();
+          await started.stop();
+        }
+      });
+    }
+
     answeringTests(() => server.url, `next-${bundler}`);
   });
+}
+
+/** A task on the reference server whose primary session asks `questions` (its simulator). */
+async function askIn(server, title, questions) {
+  const { task_id: taskId } = await server.sim('tasks', { title });
+  const { session_id: sessionId } = await server.sim(`tasks/${taskId}/sessions`, { primary: true });
+  const { pending_id: pendingId } = await server.sim(`sessions/${sessionId}/clarification`, { questions, open_turn: true, prompt: title });
+  return { taskId, sessionId, pendingId };
 }
 
 /** What the README's feed fetches for task-1 (one session, sess-1). */

@@ -664,6 +664,14 @@ export class ProjectionStore {
    * another format or version), and nothing is created. `{ restored: true }`: see `restored()`.
    */
   static hydrate(snapshot: StoreSnapshot | string, options?: { restored?: boolean }): ProjectionStore;
+  /**
+   * Merges another page's snapshot (of `dehydrate()`, or its JSON text) into this store: each part
+   * is ordered against what the store holds by its input's own rule (clocks, revisions, REST list
+   * merges; a removal is final), so an older part is ignored and a newer one taken, in any order;
+   * no client clock is read. `lastReason()` is `"applied"`, or `"unchanged"` when nothing was new.
+   * A malformed snapshot throws a `TaskProjectionError` and changes nothing.
+   */
+  merge(snapshot: StoreSnapshot | string): void;
   /** Hydrated with `{ restored: true }` (from storage) and not yet confirmed by a `server.hello` or a task snapshot. */
   restored(): boolean;
   /** Where the state held stands in the server's event stream, or `null`. */

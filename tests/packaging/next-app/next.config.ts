@@ -11,9 +11,17 @@ import type { NextConfig } from "next";
 // there and the output file tracing would start outside the app.
 const root = import.meta.dirname;
 
+// The consumer README's "Reaching the API server", as written there: the browser's /api/v1 (REST
+// and the WebSocket's upgrade) goes to the API server at TASKS_API_ORIGIN (read by `next build`;
+// next.test.mjs builds with the reference server's address and checks this rule is the README's).
+const api = process.env.TASKS_API_ORIGIN ?? "http://localhost:8080";
+
 const nextConfig: NextConfig = {
   cacheComponents: true,
   partialPrefetching: true,
+  async rewrites() {
+    return [{ source: "/api/v1/:path*", destination: `${api}/api/v1/:path*` }];
+  },
   outputFileTracingRoot: root,
   turbopack: { root },
 };
