@@ -104,6 +104,13 @@ export function assemblePackage({ version, description, license, repository }) {
   if (!fs.existsSync(readme)) fail('docs/package-readme.md is missing: it is the package\'s README.md');
   fs.copyFileSync(readme, path.join(pkgDir, 'README.md'));
   files.push('README.md');
+  // Its guides (docs/guides/*.md: the rest of the consumer docs, linked from the README; their
+  // code blocks run too), in guides/ beside it.
+  fs.mkdirSync(path.join(pkgDir, 'guides'), { recursive: true });
+  for (const guide of fs.readdirSync(path.join(root, 'docs', 'guides')).filter((f) => f.endsWith('.md')).sort()) {
+    fs.copyFileSync(path.join(root, 'docs', 'guides', guide), path.join(pkgDir, 'guides', guide));
+  }
+  files.push('guides');
   // Its image (the devtools panel), beside it as in docs/, so that its relative link resolves in
   // the package too.
   for (const image of ['devtools.png']) {

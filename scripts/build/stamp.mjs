@@ -1,6 +1,7 @@
 // `--if-changed` (npm start): the build is skipped when pkg/ was built from exactly the inputs
 // there are now. The inputs are every file the build reads from the repository (the crate, the
-// JS, the build scripts and static entries, the README (docs/package-readme.md), its image and
+// JS, the build scripts and static entries, the README (docs/package-readme.md) and its guides
+// (docs/guides/), its image and
 // LICENSE it ships), the lockfiles and the tool versions; their digest is written to
 // target/pkg-inputs.sha256 after a successful build (not into pkg/, which is shipped and is
 // emptied when a build starts).
@@ -9,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pkgDir, root } from './common.mjs';
 
-const INPUT_DIRS = ['src', 'js', 'scripts/build'];
+const INPUT_DIRS = ['src', 'js', 'scripts/build', 'docs/guides'];
 const INPUT_FILES = ['scripts/build.mjs', 'Cargo.toml', 'Cargo.lock', 'package-lock.json', 'docs/package-readme.md', 'docs/devtools.png', 'LICENSE', 'node_modules/binaryen/package.json', 'node_modules/esbuild/package.json'];
 const stampPath = (targetDir) => path.join(targetDir, 'pkg-inputs.sha256');
 

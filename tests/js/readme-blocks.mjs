@@ -68,3 +68,35 @@ export function expectations(block) {
   });
   return { checks, unchecked };
 }
+
+/** The lines of `markdown` outside its fenced code blocks, with their 1-based numbers. */
+function prose(markdown) {
+  const out = [];
+  let fence = null;
+  markdown.split('\n').forEach((text, i) => {
+    const open = /^(`{3,}|~{3,})/.exec(text);
+    if (fence === null && open) fence = open[1];
+    else if (fence !== null && text.startsWith(fence)) fence = null;
+    else if (fence === null) out.push({ line: i + 1, text });
+  });
+  return out;
+}
+
+/** The anchors of a document's headings, as GitHub and npm make them (`## Next.js (App Router)` → `nextjs-app-router`). */
+export function headingSlugs(markdown) {
+  const slugs = new Set();
+  for (const { text } of prose(markdown)) {
+    const m = /^#{1,6}\s+(.*)$/.exec(text);
+    if (m) slugs.add(m[1].trim().toLowerCase().replace(/[^\p{L}\p{N}\- _]/gu, '').replace(/ /g, '-'));
+  }
+  return slugs;
+}
+
+/** The targets of a document's inline links and images outside code: `[{ line, target }]`. */
+export function markdownLinks(markdown) {
+  const links = [];
+  for (const { line, text } of prose(markdown)) {
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) links.push({ line, target: m[1] });
+  }
+  return links;
+}

@@ -8,7 +8,7 @@
 //      exactly as npm unpacks a tarball dependency (its package/ folder; the package has no
 //      dependencies, no scripts and no bins). It is not listed in the apps' package.json, so their
 //      lockfiles do not change with every build;
-//   5. writes the React / Next.js examples of the installed package's README.md (its ```tsx
+//   5. writes the React / Next.js examples of the installed package's README.md and guides/ (their ```tsx
 //      blocks, each starting with its path `// app/...`) into next-app/app/readme/ (generated,
 //      git-ignored), so that next.test.mjs builds and renders the README's own text.
 // Prints one line per step with its duration.
@@ -104,19 +104,20 @@ for (const app of ['next-app', 'vite-app', 'node-app']) {
 }
 say(`installed ${packed[0].filename} into next-app, vite-app, node-app (node_modules/task-projection)`);
 
-// 5. the README's Next.js examples ---------------------------------------------------------------------
+// 5. the README's Next.js examples (the README's and its guides' tsx blocks) -----------------------
 {
-  const readme = path.join(here, 'next-app', 'node_modules', 'task-projection', 'README.md');
+  const installed = path.join(here, 'next-app', 'node_modules', 'task-projection');
+  const documents = ['README.md', ...fs.readdirSync(path.join(installed, 'guides')).filter((f) => f.endsWith('.md')).sort().map((g) => `guides/${g}`)];
   const dest = path.join(here, 'next-app', 'app', 'readme');
   fs.rmSync(dest, { recursive: true, force: true });
-  const tsx = codeBlocks(fs.readFileSync(readme, 'utf8')).filter((b) => b.lang === 'tsx');
-  if (tsx.length === 0) fail('the package README has no tsx block (the React / Next.js example)');
+  const tsx = documents.flatMap((doc) => codeBlocks(fs.readFileSync(path.join(installed, doc), 'utf8')).filter((b) => b.lang === 'tsx').map((b) => ({ ...b, doc })));
+  if (tsx.length === 0) fail('the package README and guides have no tsx block (the React / Next.js example)');
   for (const block of tsx) {
     const file = nextPath(block);
-    if (!file) fail(`README.md line ${block.line}: a tsx block starts with its path, // app/<path>.tsx`);
+    if (!file) fail(`${block.doc} line ${block.line}: a tsx block starts with its path, // app/<path>.tsx`);
     const out = path.join(dest, file.slice('app/'.length));
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, block.code);
   }
-  say(`wrote the README's ${tsx.length} tsx blocks into next-app/app/readme/ (${tsx.map(nextPath).join(', ')})`);
+  say(`wrote the README's and guides' ${tsx.length} tsx blocks into next-app/app/readme/ (${tsx.map(nextPath).join(', ')})`);
 }
