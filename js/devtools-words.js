@@ -175,6 +175,7 @@ export const INPUT_WORDS = {
   'session.message.updated': 'A message update',
   'session.message.deleted': 'A message deletion',
   'task.status_summary.updated': 'A task summary',
+  snapshot: 'Another page’s snapshot',
 };
 
 export const REJECTED_WHY = {

@@ -162,7 +162,7 @@ function answeringTests(base, name) {
         const alert = run.page.getByRole('alert').filter({ hasText: FAILURE_TEXT });
         await alert.waitFor({ timeout: 10_000 });
         assert.equal((await alert.innerText()).trim(), 'The answer was not confirmed (retryable). Retry');
-        assert.deepEqual(await run.shown(), { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] }, 'the question stays');
+        assert.deepEqual(await run.shown(), { heading: 'The agent asks you 2 questions:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] }, 'the question stays');
         assert.ok(await run.page.getByRole('button', { name: 'Send' }).isEnabled(), 'answerable again');
         assert.equal(run.posts.length, 1);
         await run.page.screenshot({ path: path.join(artifacts, `${name}-readme-answer-503-${size}.png`), fullPage: true });
@@ -248,7 +248,7 @@ describe('Next.js dev server (StrictMode double mount)', () => {
   test('the README\'s server-rendered page under StrictMode: no hydration warning, no REST from the browser', async () => {
     const run = await openReadmePage(browser, `${server.url}/readme/tasks/ssr/task-1`, { rest: REST_ASKED, socket: 'resume' });
     try {
-      assert.deepEqual(await run.waitForQuestion(), { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+      assert.deepEqual(await run.waitForQuestion(), { heading: 'The agent asks you 2 questions:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
       await run.page.getByText('Live updates are on.').waitFor({ timeout: 30_000 });
       await new Promise((r) => setTimeout(r, 500));
       assert.ok(run.hellos().length >= 1 && run.hellos().every((h) => h.payload.resumed), 'every connection resumed the stream');
@@ -370,7 +370,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       try {
         // REST (before the agent asked: nothing needs the user), then the questions from the socket.
         const shown = await run.waitForQuestion();
-        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
         assert.equal(run.sockets(), 1, 'one WebSocket');
         await run.page.getByText('Live updates are on.').waitFor({ timeout: 10_000 });
         // On mount, and again after the socket's server.hello (it did not resume the stream).
@@ -393,7 +393,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       const run = await openReadmePage(browser, url, { rest: REST_ASKED, socket: 'none' });
       try {
         const shown = await run.waitForQuestion();
-        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
+        assert.deepEqual(shown, { heading: 'The agent asks you 2 questions:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] });
         await run.page.getByText('Offline: showing what was loaded, retrying…').waitFor({ timeout: 15_000 });
         assert.ok(run.socketAttempts() >= 1, 'the page tried to open its WebSocket');
         assert.equal(run.framesReceived(), 0, 'no frame arrived');
@@ -417,7 +417,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       const url = `${server.url}/readme/tasks/ssr/task-1`;
       apiRequests.length = 0;
       const html = await (await fetch(url)).text();
-      assert.ok(html.replaceAll('<!-- -->', '').includes('The agent asks you 2 questions in sess-1:'), 'the server HTML holds the answer');
+      assert.ok(html.replaceAll('<!-- -->', '').includes('The agent asks you 2 questions:'), 'the server HTML holds the answer');
       for (const text of Object.values(QUESTION_TEXT)) assert.ok(html.includes(text), `the server HTML holds "${text}"`);
       assert.ok(!html.includes('Nothing needs you.'));
       assert.ok(!html.includes('Loading the task…') && !html.includes('Loading the question…'), 'no loading state: the answers are known');
@@ -427,7 +427,7 @@ for (const bundler of ['webpack', 'turbopack']) {
       // The browser: the .wasm held back until the page has been checked without it.
       const run = await openReadmePage(browser, url, { rest: REST_ASKED, socket: 'resume', holdWasm: true });
       try {
-        const expected = { heading: 'The agent asks you 2 questions in sess-1:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] };
+        const expected = { heading: 'The agent asks you 2 questions:', questions: [QUESTION_TEXT['q-1'], QUESTION_TEXT['q-2']] };
         assert.deepEqual(await run.waitForQuestion(), expected, 'before the wasm');
         await until(() => run.wasmAsked(), 15_000).catch(() => assert.fail('the page never asked for the .wasm (open() did not run)'));
         // Hydrated (the provider's effect asked for the wasm), still answering from the snapshot.
@@ -446,6 +446,9 @@ for (const bundler of ['webpack', 'turbopack']) {
         assert.deepEqual(await run.shown(), expected, 'after the wasm: the same answers, from the store');
         assert.deepEqual(run.requested, [], 'no REST request from the browser');
         const texts = await run.page.evaluate(() => window.__shownTexts);
+        // The first paint is the answer: the page has no fallback to paint before it.
+        const painted = texts.filter((t) => t.trim() !== '');
+        assert.ok(painted.length > 0 && painted[0].includes(QUESTION_TEXT['q-1']), `the first text shown is the question; the page showed, in order:\n${texts.join('\n---\n')}`);
         const from = texts.findIndex((t) => t.includes(QUESTION_TEXT['q-1']));
         const after = texts.slice(from).filter((t) => !t.includes(QUESTION_TEXT['q-1']) || !t.includes(QUESTION_TEXT['q-2']));
         assert.deepEqual(after, [], `once shown, the question stayed; the page showed, in order:\n${texts.join('\n---\n')}`);
@@ -467,7 +470,7 @@ for (const bundler of ['webpack', 'turbopack']) {
         await run.page.getByRole('link', { name: SECOND_TASK.title }).click();
         await run.page.getByText(SECOND_TASK.question).waitFor({ timeout: 15_000 });
         const toAnswer = Date.now() - clicked;
-        assert.equal((await run.shown()).heading, 'The agent asks you a question in sess-2:');
+        assert.equal((await run.shown()).heading, 'The agent asks you a question:');
         const back = Date.now();
         await run.page.goBack();
         await run.page.getByText(QUESTION_TEXT['q-1']).waitFor({ timeout: 15_000 });
@@ -477,14 +480,12 @@ for (const bundler of ['webpack', 'turbopack']) {
         assert.equal(run.sockets(), 1, 'one WebSocket for both pages');
         assert.ok(run.hellos().every((h) => h.payload.resumed), 'it resumed the stream');
         const texts = (await run.page.evaluate(() => window.__shownTexts)).slice(from);
-        // Never "not known" (the store answered from the merged snapshot) nor a lost connection.
-        // (The route's own <Suspense> fallback, "Loading tasks…", is Next's: shown while the
-        // dynamic part of a page it has not cached streams in.)
-        const unknown = texts.filter((t) => /Offline|Connecting|Loading the/.test(t));
+        // Never "not known" (the store answered from the merged snapshot), a fallback, or a lost
+        // connection.
+        const unknown = texts.filter((t) => /Offline|Connecting|Loading/.test(t));
         assert.deepEqual(unknown, [], `after the click the page showed, in order:\n${texts.join('\n---\n')}`);
-        const fallback = texts.filter((t) => t.includes('Loading tasks…')).length;
         assert.deepEqual(run.errors, [], 'page errors');
-        console.log(`# next-${bundler}: click to the next task's answer ${toAnswer} ms, back to the first ${backToAnswer} ms, ${run.requested.length} REST requests, ${run.sockets()} socket; the route's fallback shown in ${fallback} of ${texts.length} texts`);
+        console.log(`# next-${bundler}: click to the next task's answer ${toAnswer} ms, back to the first ${backToAnswer} ms, ${run.requested.length} REST requests, ${run.sockets()} socket`);
         await run.page.screenshot({ path: path.join(artifacts, `next-${bundler}-readme-navigation.png`), fullPage: true });
       } finally {
         await run.close();

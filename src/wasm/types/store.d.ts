@@ -36,11 +36,11 @@ export type RequestStanding =
   /** A newer request of the same turn was chosen. */
   | "newer_request_chosen";
 
-/** An input the store did not take (or, for a session event whose state applied, its projection). */
+/** An input the store did not take (or, for a session event whose state applied, its projection; `snapshot`: a part of a merged snapshot older than what the store held). */
 export interface RejectedInput {
   input:
     | "session_list" | "session.updated" | "session.message.added" | "session.message.updated"
-    | "session.message.deleted" | "task.status_summary.updated" | "respond_reply";
+    | "session.message.deleted" | "task.status_summary.updated" | "respond_reply" | "snapshot";
   reason: Reason;
   /** For a revision comparison: which side lost and how. */
   detail: "older_epoch" | "older_sequence" | "malformed_epoch" | null;
