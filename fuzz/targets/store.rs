@@ -35,7 +35,8 @@
 //! * after each accepted call that takes a status summary, and at the end, the store's snapshot
 //!   hydrates into a store with the same digest, snapshot and answers (issue 41: whatever the
 //!   store accepted it can hand on; summaries carry fields no rule reads, some beyond the
-//!   bounds of `wire::held`);
+//!   bounds of `wire::held`), and merged back into the store (`merge`, SPEC §12) it changes no
+//!   answer;
 //! * at the end, when a call was accepted, replaying the accepted calls into a fresh store
 //!   without queries in between gives the same digest and answers (the cached current turn is
 //!   invisible).
@@ -1764,6 +1765,15 @@ impl Harness {
             "hydrate: another snapshot"
         );
         self.same_answers(&hydrated, "hydrate");
+        // SPEC §12 merge: the store's own snapshot merged back into it (a page handing over what
+        // the store already holds) changes no answer, and the merged store still hands on.
+        let mut merged = self.store.clone();
+        api::merge(&mut merged, &Json::new(&parsed), |j: Json<'_>| {
+            j.0.cloned().unwrap_or(Value::Null)
+        })
+        .unwrap_or_else(|e| panic!("the store's own snapshot does not merge: {e}\n{text}"));
+        self.same_answers(&merged, "merging its own snapshot");
+        api::dehydrate(&merged, &Json::ABSENT, payload).expect("the merged store dehydrates");
     }
 
     fn replay_matches(&self) {
